@@ -112,6 +112,9 @@ def _known_fields(cls: Any, d: dict[str, Any]) -> dict[str, Any]:
 class Finding:
     """One thing the checker found about one op on one path against one reference.
 
+    ``attributed_to`` names the side at fault when it is not the checked target: a framework
+    whose own derivative of the op disagrees with the numeric reference.
+
     ``counterexample`` holds what reproduces it: the inputs (as nested lists),
     the tangent and/or cotangent, the dtype, the shapes and the seed.
     """
@@ -128,6 +131,9 @@ class Finding:
     worst_index: list[int] | None = None
     traceback: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    #: Whose derivative is wrong: "" for the checked target itself, else the reference
+    #: framework the numeric derivative contradicts ("tensorflow", ...), or "neither".
+    attributed_to: str = ""
 
     @property
     def severity(self) -> str:

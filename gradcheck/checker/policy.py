@@ -1,0 +1,98 @@
+"""The one verdict policy: which findings fail a run, and which a suite allows (with a reason).
+
+The CLI's exit code, the terminal summary, the HTML report and the pytest plugin all ask this
+module, so the three can never disagree.  A results file carries its policy (``fail_on`` and
+the suite's ``exceptions``) in its ``config``, so an old run re-renders with its own verdict.
+
+An ``allow`` entry of a suite row is a finding kind (``"mismatch"``: that kind, whoever it is
+attributed to) or ``"<side>:<kind>"`` (``"tensorflow:mismatch"``: only that kind when it is
+attributed to that side, e.g. a framework's wrong derivative, so the op's own mismatches still
+fail).  An allowed finding is never hidden: it shows in every report, marked allowed, with its
+reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gradcheck.checker.report import FAILURE_KINDS, KINDS, Finding, Report, Results
+
+__all__ = ["Allowance", "VerdictPolicy", "parse_allow"]
+
+
+def parse_allow(entries: Iterable[str], where: str = "allow") -> frozenset[str]:
+    """Validate ``allow`` entries (``kind`` or ``side:kind``); a bad one raises ValueError
+    naming ``where`` and the entry."""
+    out = set()
+    for entry in entries:
+        if not isinstance(entry, str):
+            raise ValueError(f"{where}: entries are strings, got {entry!r}")
+        kind = entry.rpartition(":")[2]
+        if kind not in KINDS:
+            raise ValueError(f"{where}: unknown finding kind {kind!r} in {entry!r}; "
+                             f"expected one of {', '.join(KINDS)}, optionally as 'side:kind'")
+        out.add(entry)
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """What a suite row allows for one op, and why."""
+
+    entries: frozenset[str]
+    reason: str = ""
+
+    def covers(self, finding: Finding) -> bool:
+        side = finding.attributed_to or finding.reference
+        return finding.kind in self.entries or f"{side}:{finding.kind}" in self.entries
+
+
+@dataclass(frozen=True)
+class VerdictPolicy:
+    """Findings whose kind is in ``fail_on`` fail, unless ``allow[op]`` covers them."""
+
+    fail_on: frozenset[str] = FAILURE_KINDS
+    allow: Mapping[str, Allowance] = field(default_factory=dict)
+
+    def allowed(self, finding: Finding) -> Allowance | None:
+        """The allowance covering ``finding`` (a failing kind a suite row allows), or None."""
+        a = self.allow.get(finding.op)
+        return a if a is not None and a.covers(finding) else None
+
+    def fails(self, finding: Finding) -> bool:
+        return finding.kind in self.fail_on and self.allowed(finding) is None
+
+    def failing(self, report: Report) -> list[Finding]:
+        return [f for f in report.findings if self.fails(f)]
+
+    def report_fails(self, report: Report) -> bool:
+        return any(self.fails(f) for f in report.findings)
+
+    def status(self, report: Report) -> str:
+        """``"fail"``, ``"allowed"`` (only allowed failures), ``"warn"`` or ``"pass"``."""
+        if self.report_fails(report):
+            return "fail"
+        if any(f.kind in self.fail_on for f in report.findings):
+            return "allowed"
+        return "warn" if report.warnings else "pass"
+
+    def exit_code(self, results: Results) -> int:
+        """0 when nothing fails, 1 when a finding fails."""
+        return int(any(self.report_fails(r) for r in results.reports))
+
+    def to_config(self) -> dict[str, Any]:
+        """What a results file records of the policy."""
+        return {"fail_on": sorted(self.fail_on),
+                "exceptions": {op: {"allow": sorted(a.entries), "reason": a.reason}
+                               for op, a in sorted(self.allow.items())}}
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> VerdictPolicy:
+        """The policy a results file was judged by (the default where it records none)."""
+        fail_on = frozenset(config.get("fail_on", FAILURE_KINDS))
+        allow = {op: Allowance(parse_allow(row.get("allow", ()), f"exceptions.{op}.allow"),
+                               str(row.get("reason", "")))
+                 for op, row in dict(config.get("exceptions", {})).items() if row.get("allow")}
+        return cls(fail_on, allow)
