@@ -62,14 +62,59 @@ def _ops(table: ModuleType) -> dict[str, Callable[..., Any]]:
     return table.AUTOGRAD_OPS if hasattr(table, "AUTOGRAD_OPS") else table.TENSORFLOW_OPS
 
 
+class NumpyNamespace:
+    """A framework's numpy namespace as ``"numpy"`` equivalents see it: numpy's functions,
+    ``.linalg`` and ``.special`` (the framework's scipy.special)."""
+
+    def __init__(self, module: Any, special: Any) -> None:
+        self._module, self.special = module, special
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+
+def _numpy_namespace(reference: str, module: Any) -> Any:
+    if reference == "autograd":
+        import autograd.scipy.special as special
+
+        return NumpyNamespace(module, special)
+    return module
+
+
+def _declared(reference: str, op: str) -> Callable[..., Any] | None:
+    """The equivalent the op declares with its rules (``equivalents=``), if any."""
+    from gradcheck.engine import default_registry
+    from gradcheck.ops.refs import resolve
+
+    try:
+        declared = default_registry.get(op).meta.get("equivalents") or {}
+    except Exception:  # noqa: BLE001 - not a registry op
+        return None
+    if reference in declared:
+        return resolve(declared[reference])
+    if "numpy" in declared and reference in ("autograd", "jax"):
+        entry = resolve(declared["numpy"])
+        return lambda module, *a, **p: entry(_numpy_namespace(reference, module), *a, **p)
+    return None
+
+
+def _gauge(op: str) -> tuple[tuple[int, int], ...]:
+    from gradcheck.engine import default_registry
+
+    try:
+        return tuple(default_registry.get(op).meta.get("gauge") or ())
+    except Exception:  # noqa: BLE001 - not a registry op
+        return ()
+
+
 def equivalence(reference: str, op: str) -> Equivalence | None:
     """The equivalent of registry op ``op`` in ``reference``, or None when it has none."""
     table = _table(reference)
-    fn = _ops(table).get(op)
+    fn = _declared(reference, op) or _ops(table).get(op)
     if fn is None:
         return None
     limits = getattr(table, "AUTOGRAD_LIMITS", None) or getattr(table, "TENSORFLOW_LIMITS", {})
-    gauges = getattr(table, "SIGN_GAUGES", {})
+    gauges = {op: _gauge(op)} if _gauge(op) else getattr(table, "SIGN_GAUGES", {})
     accuracy = getattr(table, "ACCURACY", {}).get(op)
     return Equivalence(reference, op, fn, limits.get(op), tuple(gauges.get(op, ())), accuracy)
 

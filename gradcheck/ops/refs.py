@@ -1,0 +1,73 @@
+"""How an op declares its equivalents in other frameworks, beside its rules.
+
+An op's ``equivalents=`` metadata maps a namespace name to how that namespace computes the
+op.  Nothing here imports a framework: each reference adapter passes its module in.
+
+Keys:
+
+``"numpy"``       the op under numpy's API, written once for every framework with a numpy
+                  namespace (autograd.numpy, jax.numpy): the adapter passes a namespace
+                  with numpy's functions, ``.linalg`` and ``.special`` (scipy.special).
+``"tensorflow"``  the op with TensorFlow (the adapter passes ``tf``).
+``"autograd"``, ``"jax"``, ``"torch"``
+                  a framework-specific entry, used instead of ``"numpy"`` where that
+                  framework differs.
+
+A value is either a dotted name looked up on the namespace (``"math.sin"``,
+``"linalg.inv"``), called with the op's inputs and parameters, or a function
+``fn(namespace, *inputs, **params)``.  An entry that covers only some parameters or inputs
+raises :class:`NoEquivalent` with the reason for the rest: that is the framework *cannot
+compute* the op there.  A framework that computes it wrongly is never excused here: the
+checker reports that as a finding attributed to the framework.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["NAMESPACES", "NoEquivalent", "Equivalent", "api", "resolve", "validate_equivalents"]
+
+#: Namespace names an ``equivalents=`` mapping may use.
+NAMESPACES = ("numpy", "autograd", "jax", "tensorflow", "torch")
+
+Equivalent = Callable[..., Any]
+
+
+class NoEquivalent(Exception):
+    """The framework has no function computing this op for these parameters or inputs."""
+
+
+def _lookup(module: Any, dotted: str) -> Any:
+    fn = module
+    for part in dotted.split("."):
+        fn = getattr(fn, part)
+    return fn
+
+
+def api(dotted: str, **fixed: Any) -> Equivalent:
+    """An equivalent that calls ``namespace.<dotted>(*inputs, **params, **fixed)``."""
+    def call(ns: Any, *args: Any, **params: Any) -> Any:
+        return _lookup(ns, dotted)(*args, **params, **fixed)
+    call.__name__ = dotted
+    return call
+
+
+def resolve(entry: str | Equivalent) -> Equivalent:
+    """An ``equivalents`` value as a function ``fn(namespace, *inputs, **params)``."""
+    return api(entry) if isinstance(entry, str) else entry
+
+
+def validate_equivalents(op: str, value: Any) -> dict[str, str | Equivalent]:
+    """Check an ``equivalents=`` mapping at definition time (ValueError naming the op)."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"op {op!r}: equivalents must map namespace names to dotted names "
+                         f"or functions, got {type(value).__name__}")
+    for key, entry in value.items():
+        if key not in NAMESPACES:
+            raise ValueError(f"op {op!r}: equivalents has unknown namespace {key!r}; "
+                             f"expected one of {', '.join(NAMESPACES)}")
+        if not (isinstance(entry, str) or callable(entry)):
+            raise ValueError(f"op {op!r}: equivalents[{key!r}] must be a dotted name or a "
+                             f"function fn(namespace, *inputs, **params)")
+    return dict(value)
