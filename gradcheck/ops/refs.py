@@ -26,7 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["NAMESPACES", "NoEquivalent", "Equivalent", "api", "resolve", "validate_equivalents"]
+__all__ = ["NAMESPACES", "NoEquivalent", "Equivalent", "api", "formula", "formula_reason",
+           "resolve", "validate_equivalents"]
 
 #: Namespace names an ``equivalents=`` mapping may use.
 NAMESPACES = ("numpy", "autograd", "jax", "tensorflow", "torch")
@@ -51,6 +52,19 @@ def api(dotted: str, **fixed: Any) -> Equivalent:
         return _lookup(ns, dotted)(*args, **params, **fixed)
     call.__name__ = dotted
     return call
+
+
+def formula(fn: Equivalent, why: str) -> Equivalent:
+    """Mark an equivalent written as a formula of other framework ops, because the framework
+    has no API for the op (``why`` says so); reports show it.  Where the framework has the op,
+    call its API instead: a formula sidesteps the framework's own rules and bugs."""
+    fn.formula = why  # type: ignore[attr-defined]
+    return fn
+
+
+def formula_reason(fn: Any) -> str | None:
+    """Why an equivalent is a formula rather than the framework's API (None for an API)."""
+    return getattr(fn, "formula", None)
 
 
 def resolve(entry: str | Equivalent) -> Equivalent:
