@@ -120,10 +120,13 @@ def equivalence(reference: str, op: str) -> Equivalence | None:
 
 
 def has_equivalent(reference: str, op: str) -> bool:
-    """Whether ``reference``'s table has an entry for ``op``."""
-    return op in _ops(_table(reference))
+    """Whether ``op`` has an equivalent in ``reference`` (declared with it, or in a table)."""
+    return _declared(reference, op) is not None or op in _ops(_table(reference))
 
 
 def ops_with_equivalents(reference: str) -> list[str]:
-    """Every op name ``reference``'s table covers, sorted."""
-    return sorted(_ops(_table(reference)))
+    """Every op name that has an equivalent in ``reference``, sorted."""
+    from gradcheck.engine import default_registry
+
+    declared = {name for name in default_registry.names() if _declared(reference, name)}
+    return sorted(declared | set(_ops(_table(reference))))
