@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)  ## create .venv and install gradcheck with every extra
 
 run: install  ## the main job: sweep the full suite, write reports/index.html and reports/results.json
-	$(BIN)/gradcheck run --suite suites/full.toml --jobs $(JOBS) \
+	$(BIN)/gradcheck run --suite full --jobs $(JOBS) \
 		--json reports/results.json --html reports/index.html
 
 # Debian's chromium renders the HTML report in the browser test.
@@ -39,7 +39,7 @@ test-fast: install  ## the quick local loop: no slow, TensorFlow or browser test
 	$(BIN)/pytest -n $(JOBS) -m "not slow and not tensorflow and not browser" $(PYTEST_ARGS)
 
 smoke-report: install  ## a broken report must fail CI: render the smoke suite's report
-	$(BIN)/gradcheck run --suite suites/smoke.toml --json reports/smoke.json --html reports/smoke.html
+	$(BIN)/gradcheck run --suite smoke --json reports/smoke.json --html reports/smoke.html
 
 lint: install
 	$(BIN)/ruff check gradcheck tests bench

@@ -17,7 +17,7 @@ from gradcheck.cli.suites import (
     suite_names,
 )
 
-SUITES = Path(__file__).resolve().parents[1] / "suites"
+SUITES = Path(__file__).resolve().parents[1] / "gradcheck" / "suites"
 
 
 def write(tmp_path: Path, text: str, name: str = "mine.toml") -> Path:

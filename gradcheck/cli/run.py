@@ -185,7 +185,8 @@ def add_parser(subparsers: Any) -> None:
                       help="an op name, a glob such as 'linalg.*', or a family (repeatable)")
     what.add_argument("--all", action="store_true", help="every registered op")
     what.add_argument("--suite", metavar="SUITE",
-                      help="a suite file (suites/NAME.toml) or a bare suite name (smoke)")
+                      help="a suite file (any .toml path) or the name of a shipped suite "
+                           "(smoke, full, tensorflow_audit)")
     what.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
                       help="import this module first (it registers your own ops; repeatable)")
     add_check_options(parser)

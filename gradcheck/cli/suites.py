@@ -189,10 +189,8 @@ def _select(registry: Registry, patterns: Iterable[str], path: Path, where: str)
 
 
 def suite_dirs() -> list[Path]:
-    """Where a bare suite name is looked up: ``./suites``, then the source tree's ``suites``."""
-    here = Path.cwd() / "suites"
-    shipped = Path(__file__).resolve().parents[2] / "suites"
-    return [here] if here.resolve() == shipped.resolve() else [here, shipped]
+    """Where a bare suite name is looked up: the suites shipped inside the package."""
+    return [Path(__file__).resolve().parents[1] / "suites"]
 
 
 def suite_names() -> list[str]:
@@ -202,7 +200,7 @@ def suite_names() -> list[str]:
 
 
 def find_suite(name_or_path: str | Path) -> Path:
-    """The file of a suite given by path (``suites/smoke.toml``) or bare name (``smoke``)."""
+    """The file of a suite given by path (``my/suite.toml``) or bare name (``smoke``)."""
     given = Path(name_or_path)
     if given.is_file():
         return given
