@@ -1,10 +1,17 @@
-"""Engine overhead: a chain of K elementwise ops, timed against numpy, autograd and TensorFlow.
+"""Engine overhead: chains of K ops, timed against numpy, autograd, TensorFlow and torch.
 
-Run: ``python bench/engine_overhead.py`` (``--k``, ``--sizes``, ``--repeat``).
-Prints microseconds per op and the ratio to the plain numpy forward (the
-floor) for: our reverse mode (tape + gradient), our native JVP, our transpose
-(double-VJP) JVP, and where installed autograd's grad and make_jvp,
-TensorFlow eager GradientTape and ForwardAccumulator, PyTorch autograd.
+Run: ``python bench/engine_overhead.py`` (``--k``, ``--sizes``, ``--repeat``, ``--chains``).
+Two chains, every framework running the same Python function:
+
+``unary``  sin, exp, tanh, cos repeated (the README's chain);
+``mixed``  sin, *0.9, tanh, +x, y*y, neg, exp, cos, +0.5, *x repeated: the binary ops take
+           a constant or the watched input ``x``, so the tape records two-input nodes.
+
+For each it prints microseconds per op, the ratio to the plain numpy forward (the floor)
+and the ratio to autograd in the same mode (reverse to ``autograd grad``, forward to
+``autograd make_jvp``), all in one run: our reverse mode (tape + gradient), our native JVP,
+our transpose (double-VJP) JVP, and where installed autograd's grad and make_jvp,
+TensorFlow eager GradientTape and ForwardAccumulator, and torch's backward.
 """
 
 from __future__ import annotations
@@ -14,22 +21,40 @@ import os
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-# The chain cycles through these elementwise ops (every framework runs the same);
-# each step is one op, and the values stay bounded (sin -> exp -> tanh -> cos).
-CHAIN = ("sin", "exp", "tanh", "cos")
 
-
-def chain_np(np_mod, x, k):  # type: ignore[no-untyped-def]
-    """The benchmark function, written once for any numpy-like module."""
-    fns = [getattr(np_mod, name) for name in CHAIN]
+def unary_chain(ns: Any, x: Any, k: int) -> Any:
+    """sin, exp, tanh, cos repeated: one op per step, values stay bounded."""
+    fns = [ns.sin, ns.exp, ns.tanh, ns.cos]
+    y = x
     for i in range(k):
-        x = fns[i % len(fns)](x)
-    return x
+        y = fns[i % 4](y)
+    return y
+
+
+def mixed_chain(ns: Any, x: Any, k: int) -> Any:
+    """sin, *0.9, tanh, +x, y*y, neg, exp, cos, +0.5, *x repeated (K ops, K a multiple of 10)."""
+    y = x
+    for _ in range(k // 10):
+        y = ns.sin(y)
+        y = y * 0.9
+        y = ns.tanh(y)
+        y = y + x
+        y = y * y
+        y = -y
+        y = ns.exp(y)
+        y = ns.cos(y)
+        y = y + 0.5
+        y = y * x
+    return y
+
+
+CHAINS: dict[str, Callable[[Any, Any, int], Any]] = {"unary": unary_chain, "mixed": mixed_chain}
 
 
 def timeit(fn: Callable[[], object], repeat: int) -> float:
@@ -42,7 +67,10 @@ def timeit(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def engine_cases(x0: np.ndarray, k: int) -> dict[str, Callable[[], object]]:
+Cases = dict[str, tuple[str, Callable[[], object]]]  # name -> (mode, run)
+
+
+def engine_cases(chain: Callable[..., Any], x0: np.ndarray, k: int) -> Cases:
     import gradcheck as gc
     import gradcheck.numpy as gnp
 
@@ -52,42 +80,43 @@ def engine_cases(x0: np.ndarray, k: int) -> dict[str, Callable[[], object]]:
         x = gc.tensor(x0)
         with gc.GradientTape() as tape:
             tape.watch(x)
-            y = chain_np(gnp, x, k)
+            y = chain(gnp, x, k)
         return tape.gradient(y, x)
 
     def forward(force: bool) -> Callable[[], object]:
         def run() -> object:
             x = gc.tensor(x0)
             with gc.ForwardAccumulator(x, u, force_transpose=force) as acc:
-                y = chain_np(gnp, x, k)
+                y = chain(gnp, x, k)
             return acc.jvp(y)
         return run
 
-    return {"gradcheck reverse": reverse, "gradcheck jvp (native)": forward(False),
-            "gradcheck jvp (transpose)": forward(True)}
+    return {"gradcheck reverse": ("reverse", reverse),
+            "gradcheck jvp (native)": ("forward", forward(False)),
+            "gradcheck jvp (transpose)": ("forward", forward(True))}
 
 
-def autograd_cases(x0: np.ndarray, k: int) -> dict[str, Callable[[], object]]:
+def autograd_cases(chain: Callable[..., Any], x0: np.ndarray, k: int) -> Cases:
     try:
         import autograd
         import autograd.numpy as anp
     except ImportError:
         return {}
-    f = lambda x: chain_np(anp, x, k)  # noqa: E731
     u = np.ones_like(x0)
-    g = autograd.grad(lambda x: anp.sum(f(x)))
-    jvp = autograd.make_jvp(f)
-    return {"autograd grad": lambda: g(x0), "autograd make_jvp": lambda: jvp(x0)(u)}
+    g = autograd.grad(lambda x: anp.sum(chain(anp, x, k)))
+    jvp = autograd.make_jvp(lambda x: chain(anp, x, k))
+    return {"autograd grad": ("reverse", lambda: g(x0)),
+            "autograd make_jvp": ("forward", lambda: jvp(x0)(u))}
 
 
-def tensorflow_cases(x0: np.ndarray, k: int) -> dict[str, Callable[[], object]]:
+def tensorflow_cases(chain: Callable[..., Any], x0: np.ndarray, k: int) -> Cases:
     try:
         import tensorflow as tf
     except ImportError:
         return {}
     tf.get_logger().setLevel("ERROR")
 
-    class TfNp:  # the same chain with TensorFlow ops
+    class TfNs:  # the chain's functions under TensorFlow
         sin, tanh, exp, cos = tf.sin, tf.tanh, tf.exp, tf.cos
 
     x = tf.constant(x0)
@@ -96,50 +125,64 @@ def tensorflow_cases(x0: np.ndarray, k: int) -> dict[str, Callable[[], object]]:
     def reverse() -> object:
         with tf.GradientTape() as tape:
             tape.watch(x)
-            y = chain_np(TfNp, x, k)
+            y = chain(TfNs, x, k)
         return tape.gradient(y, x)
 
     def forward() -> object:
         with tf.autodiff.ForwardAccumulator(x, u) as acc:
-            y = chain_np(TfNp, x, k)
+            y = chain(TfNs, x, k)
         return acc.jvp(y)
 
-    return {"tensorflow GradientTape": reverse, "tensorflow ForwardAccumulator": forward}
+    return {"tensorflow GradientTape": ("reverse", reverse),
+            "tensorflow ForwardAccumulator": ("forward", forward)}
 
 
-def torch_cases(x0: np.ndarray, k: int) -> dict[str, Callable[[], object]]:
+def torch_cases(chain: Callable[..., Any], x0: np.ndarray, k: int) -> Cases:
     try:
         import torch
     except ImportError:
         return {}
+    torch.set_num_threads(1)
 
     def reverse() -> object:
         x = torch.tensor(x0, requires_grad=True)
-        y = chain_np(torch, x, k)
+        y = chain(torch, x, k)
         y.backward(torch.ones_like(y))
         return x.grad
 
-    return {"torch backward": reverse}
+    return {f"torch backward ({torch.__version__})": ("reverse", reverse)}
+
+
+def run_chain(name: str, n: int, k: int, repeat: int, rng: np.random.Generator) -> None:
+    """Time one chain at one size and print every figure."""
+    chain = CHAINS[name]
+    x0 = rng.uniform(-1, 1, n)
+    floor = timeit(lambda: chain(np, x0, k), repeat)
+    cases = {**engine_cases(chain, x0, k), **autograd_cases(chain, x0, k),
+             **tensorflow_cases(chain, x0, k), **torch_cases(chain, x0, k)}
+    times = {case: timeit(fn, repeat) for case, (_, fn) in cases.items()}
+    baseline = {"reverse": times.get("autograd grad"), "forward": times.get("autograd make_jvp")}
+    print(f"\n{name} chain, K={k} ops, float64, n={n}")
+    print(f"{'':36s} {'us/op':>9s} {'x numpy':>9s} {'x autograd':>11s}")
+    print(f"{'numpy forward (floor)':36s} {floor / k * 1e6:9.2f} {1.0:9.2f}")
+    for case, (mode, _) in cases.items():
+        t, base = times[case], baseline[mode]
+        vs = f"{t / base:11.2f}" if base else f"{'':11s}"
+        print(f"{case:36s} {t / k * 1e6:9.2f} {t / floor:9.2f} {vs}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--k", type=int, default=1000, help="ops in the chain")
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--k", type=int, default=1000, help="ops in a chain (a multiple of 10)")
     parser.add_argument("--sizes", default="10,100000", help="array sizes, comma-separated")
+    parser.add_argument("--chains", default="unary,mixed", help="chains, comma-separated")
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
-    for n in (int(s) for s in args.sizes.split(",")):
-        x0 = rng.uniform(-1, 1, n)
-        floor = timeit(lambda x0=x0: chain_np(np, x0, args.k), args.repeat)
-        cases = {**engine_cases(x0, args.k), **autograd_cases(x0, args.k),
-                 **tensorflow_cases(x0, args.k), **torch_cases(x0, args.k)}
-        print(f"\nchain of K={args.k} elementwise ops, float64, n={n}")
-        print(f"{'':32s} {'us/op':>9s} {'x numpy':>9s}")
-        print(f"{'numpy forward (floor)':32s} {floor / args.k * 1e6:9.2f} {1.0:9.2f}")
-        for name, fn in cases.items():
-            t = timeit(fn, args.repeat)
-            print(f"{name:32s} {t / args.k * 1e6:9.2f} {t / floor:9.2f}")
+    for name in args.chains.split(","):
+        for n in (int(s) for s in args.sizes.split(",")):
+            run_chain(name, n, args.k, args.repeat, rng)
 
 
 if __name__ == "__main__":
