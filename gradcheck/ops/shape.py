@@ -20,6 +20,7 @@ import numpy as np
 from gradcheck.domains import REAL
 from gradcheck.engine.op import Op, define_op
 from gradcheck.engine.tensor import is_float, value_of
+from gradcheck.ops.refs import NoEquivalent, formula
 from gradcheck.ops.rules import shape_of, unbroadcast
 
 ANY = "(...)"
@@ -49,6 +50,38 @@ def pick(draw: Any, choices: Sequence[Any]) -> Any:
     return choices[draw(st.integers(0, len(choices) - 1))]
 
 
+# -- helpers for the equivalents (their inputs are the framework's tensors) ------------------
+def dims(x: Any) -> tuple[int, ...]:
+    """The static shape of a framework's tensor (TensorFlow, an autograd box) as ints."""
+    return tuple(int(d) for d in x.shape)
+
+
+def tf_broadcast(tf: Any, *xs: Any) -> list[Any]:
+    """TensorFlow tensors broadcast to their common static shape, differentiably (raw ops and
+    some nn functions do not broadcast)."""
+    shape = np.broadcast_shapes(*(dims(x) for x in xs))
+    return [x if dims(x) == shape else tf.broadcast_to(x, shape) for x in xs]
+
+
+def tf_axes(axis: Any, ndim: int) -> list[int] | None:
+    """numpy's ``axis`` (None, an int or a tuple) as the non-negative list TensorFlow takes."""
+    if axis is None:
+        return None
+    return [int(a) % max(ndim, 1) for a in np.atleast_1d(axis)]
+
+
+def tf_constant(tf: Any, x: Any, dtype: Any = None) -> np.ndarray:
+    """A non-differentiable input's value (a tensor's, even in a graph, where it is a
+    constant), as numpy."""
+    value = tf.get_static_value(x) if tf.is_tensor(x) else x
+    return np.asarray(value, dtype=dtype)
+
+
+def flat_positions(shape: Sequence[int], index: Any) -> np.ndarray:
+    """The flat positions numpy's ``x[index]`` reads from an array of ``shape``."""
+    return np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)[index]
+
+
 def _axis(axis: Any, ndim: int, op: str) -> int:
     if not -ndim <= axis < max(ndim, 1) or ndim == 0:
         raise ValueError(f"{op}: axis {axis} is out of bounds for an array of dimension {ndim}")
@@ -71,6 +104,7 @@ reshape: Op = define_op(
     vjp=lambda g, out, x, shape: reshape(g, shape_of(x)),
     linear=True, family="shape", inputs=(REAL,), shapes=ANY,
     params={"shape": _reshape_choices},
+    equivalents={"numpy": "reshape", "tensorflow": "reshape"},
 )
 
 
@@ -85,11 +119,19 @@ def _transpose_params(draw, shapes):
     return {"axes": tuple(a - nd if kind == "negative" else a for a in perm)}
 
 
+def _tf_transpose(tf: Any, x: Any, axes: Any = None) -> Any:
+    # negative axes break TensorFlow's transpose gradient (InvertPermutation): normalise them
+    nd = len(dims(x))
+    return tf.transpose(x, perm=list(range(nd))[::-1] if axes is None
+                        else [int(a) % nd for a in axes])
+
+
 transpose: Op = define_op(
     "transpose", lambda x, axes=None: np.transpose(x, axes),
     vjp=lambda g, out, x, axes=None: transpose(
         g, None if axes is None else tuple(np.argsort([a % max(np.ndim(x), 1) for a in axes]))),
     linear=True, family="shape", inputs=(REAL,), shapes=ANY, params=_transpose_params,
+    equivalents={"numpy": "transpose", "tensorflow": _tf_transpose},
 )
 
 
@@ -110,6 +152,8 @@ moveaxis: Op = define_op(
     vjp=lambda g, out, a, source, destination: moveaxis(g, destination, source),
     linear=True, family="shape", inputs=(REAL,), shapes=lambda draw: [draw_shape(draw, 1)],
     params=_moveaxis_params,
+    # TensorFlow's only moveaxis is its numpy namespace's (a transpose)
+    equivalents={"numpy": "moveaxis", "tensorflow": "experimental.numpy.moveaxis"},
 )
 
 
@@ -133,6 +177,9 @@ squeeze = define_op(
     vjp=lambda g, out, a, axis=None: reshape(g, shape_of(a)),
     linear=True, family="shape", inputs=(REAL,), shapes=_with_ones,
     params={"axis": _squeeze_choices},
+    equivalents={"numpy": "squeeze",
+                 "tensorflow": lambda tf, a, axis=None: tf.squeeze(
+                     a, axis=tf_axes(axis, len(dims(a))))},
 )
 
 
@@ -141,11 +188,19 @@ def _expand_choices(shapes):
     return [0, -1, nd, -nd - 1, (0, -1)]
 
 
+def _tf_expand_dims(tf: Any, a: Any, axis: Any) -> Any:
+    # tf.expand_dims adds one axis: add numpy's several in increasing (final) position
+    for ax in sorted(int(v) % (len(dims(a)) + np.size(axis)) for v in np.atleast_1d(axis)):
+        a = tf.expand_dims(a, ax)
+    return a
+
+
 expand_dims = define_op(
     "expand_dims", lambda a, axis: np.expand_dims(a, axis),
     vjp=lambda g, out, a, axis: reshape(g, shape_of(a)),
     linear=True, family="shape", inputs=(REAL,), shapes=ANY,
     params={"axis": _expand_choices},
+    equivalents={"numpy": "expand_dims", "tensorflow": _tf_expand_dims},
 )
 
 
@@ -160,6 +215,12 @@ broadcast_to = define_op(
     vjp=lambda g, out, x, shape: unbroadcast(g, x),
     linear=True, family="shape", inputs=(REAL,), shapes=ANY,
     params={"shape": _broadcast_choices},
+    equivalents={
+        "numpy": "broadcast_to", "tensorflow": "broadcast_to",
+        "autograd": formula(lambda anp, x, shape: x + np.zeros(shape),
+                            "autograd's broadcast_to rule cannot add leading axes; adding "
+                            "zeros broadcasts the same way"),
+    },
 )
 
 
@@ -200,12 +261,26 @@ def _concatenate_params(draw, shapes):
     return {"axis": pick(draw, axes + [a - nd for a in axes] + [None])}
 
 
+def _ag_concatenate(anp: Any, *arrays: Any, axis: Any = 0) -> Any:
+    if axis is None:  # autograd's rule needs an axis: flatten first, as numpy does
+        return anp.concatenate([anp.ravel(a) for a in arrays], axis=0)
+    return anp.concatenate(arrays, axis=axis)
+
+
+def _tf_concatenate(tf: Any, *arrays: Any, axis: Any = 0) -> Any:
+    if axis is None:
+        return tf.concat([tf.reshape(a, [-1]) for a in arrays], axis=0)
+    return tf.concat(arrays, axis=axis)
+
+
 concatenate_op = define_op(
     "concatenate", lambda *arrays, axis=0: np.concatenate(arrays, axis=axis),
     vjp=_concatenate_vjp, linear=True, family="shape", inputs=(REAL, REAL, REAL),
     shapes=_concatenate_shapes, params=_concatenate_params,
     doc="numpy.concatenate with the arrays as positional inputs (see ``concatenate``).",
     variadic=True,
+    equivalents={"numpy": lambda np_, *arrays, axis=0: np_.concatenate(arrays, axis=axis),
+                 "autograd": _ag_concatenate, "tensorflow": _tf_concatenate},
 )
 
 
@@ -231,6 +306,8 @@ stack_op = define_op(
     params={"axis": lambda shapes: [0, -1, len(shapes[0]), -len(shapes[0]) - 1]},
     doc="numpy.stack with the arrays as positional inputs (see ``stack``).",
     variadic=True,
+    equivalents={"numpy": lambda np_, *arrays, axis=0: np_.stack(arrays, axis=axis),
+                 "tensorflow": lambda tf, *arrays, axis=0: tf.stack(arrays, axis=axis)},
 )
 
 
@@ -276,10 +353,26 @@ def _axis_choices(shapes):
     return [None] + ([0, -1] if nd else []) + ([(0, -1)] if nd >= 2 else [])
 
 
+def _ag_flip(anp: Any, m: Any, axis: Any = None) -> Any:
+    nd = len(dims(m))
+    index = [slice(None)] * nd
+    for a in range(nd) if axis is None else np.atleast_1d(axis):
+        index[int(a)] = slice(None, None, -1)
+    return m[tuple(index)]
+
+
+def _tf_flip(tf: Any, m: Any, axis: Any = None) -> Any:
+    nd = len(dims(m))
+    return tf.reverse(m, axis=list(range(nd)) if axis is None else tf_axes(axis, nd))
+
+
 flip: Op = define_op(
     "flip", lambda m, axis=None: np.flip(m, axis),
     vjp=lambda g, out, m, axis=None: flip(g, axis),
     linear=True, family="shape", inputs=(REAL,), shapes=ANY, params={"axis": _axis_choices},
+    equivalents={"numpy": "flip", "tensorflow": _tf_flip,
+                 "autograd": formula(_ag_flip, "autograd has no rule for flip; a reversing "
+                                               "slice is the same function")},
 )
 
 
@@ -291,11 +384,26 @@ def _roll_params(draw, shapes):
     return {"axis": axis, "shift": pick(draw, shifts)}
 
 
+def _ag_roll(anp: Any, a: Any, shift: Any, axis: Any = None) -> Any:
+    if np.ndim(shift) == 0:
+        return anp.roll(a, shift, axis)
+    for s, ax in zip(shift, axis, strict=True):  # autograd's rule negates a scalar shift only
+        a = anp.roll(a, s, ax)
+    return a
+
+
+def _tf_roll(tf: Any, a: Any, shift: Any, axis: Any = None) -> Any:
+    if axis is None:  # numpy rolls the flattened array
+        return tf.reshape(tf.roll(tf.reshape(a, [-1]), shift, 0), dims(a))
+    return tf.roll(a, shift, axis)
+
+
 roll: Op = define_op(
     "roll", lambda a, shift, axis=None: np.roll(a, shift, axis),
     vjp=lambda g, out, a, shift, axis=None: roll(g, tuple(-np.asarray(shift).ravel()) if
                                                  np.ndim(shift) else -shift, axis),
     linear=True, family="shape", inputs=(REAL,), shapes=ANY, params=_roll_params,
+    equivalents={"numpy": "roll", "autograd": _ag_roll, "tensorflow": _tf_roll},
 )
 
 
@@ -313,10 +421,26 @@ def _tile_vjp(g, out, x, reps):
     return reshape(summed, shape)
 
 
+def _ag_tile(anp: Any, a: Any, reps: Any) -> Any:
+    if 0 in np.atleast_1d(reps) or 0 in dims(a):
+        raise NoEquivalent("autograd's tile rule fails for empty tiles (it stacks nothing)")
+    return anp.tile(a, reps)
+
+
+def _tf_tile(tf: Any, a: Any, reps: Any) -> Any:
+    # numpy's conventions for tf.tile: reps and a's shape padded with leading ones
+    reps = tuple(int(r) for r in np.ravel(reps))
+    shape = dims(a)
+    nd = max(len(shape), len(reps))
+    a = tf.reshape(a, (1,) * (nd - len(shape)) + shape)
+    return tf.tile(a, (1,) * (nd - len(reps)) + reps)
+
+
 tile = define_op(
     "tile", lambda A, reps: np.tile(A, reps),
     vjp=_tile_vjp, linear=True, family="shape", inputs=(REAL,), shapes=ANY,
     params={"reps": [2, (2, 1), (1, 3, 2), (0, 2), ()]},
+    equivalents={"numpy": "tile", "autograd": _ag_tile, "tensorflow": _tf_tile},
 )
 
 
@@ -345,11 +469,25 @@ def _repeat_params(draw, shapes):
     return {"repeats": repeats, "axis": axis}
 
 
+def _ag_repeat(anp: Any, a: Any, repeats: Any, axis: Any = None) -> Any:
+    if np.ndim(repeats):
+        raise NoEquivalent("autograd's repeat rule takes a scalar count only")
+    if not dims(a) or int(repeats) == 0:
+        raise NoEquivalent("autograd's repeat rule fails for scalars and zero repeats")
+    return anp.repeat(a, int(repeats), axis)
+
+
+def _tf_repeat(tf: Any, a: Any, repeats: Any, axis: Any = None) -> Any:
+    counts = int(np.ravel(repeats)[0]) if np.size(repeats) == 1 else np.asarray(repeats)
+    return tf.repeat(a, counts, axis=axis)  # axis None: flattened, as numpy
+
+
 repeat = define_op(
     "repeat", lambda a, repeats, axis=None: np.repeat(a, repeats, axis),
     vjp=_repeat_vjp, family="shape", inputs=(REAL,), shapes=ANY, params=_repeat_params,
     transpose_jvp_reason="no JVP rule on purpose: its JVP transposes the scatter in the VJP, "
                          "which exercises the fallback through scatter_index's own VJP",
+    equivalents={"numpy": "repeat", "autograd": _ag_repeat, "tensorflow": _tf_repeat},
 )
 
 
@@ -416,6 +554,34 @@ def _pad_params(draw, shapes):
     return params
 
 
+def _ag_pad(anp: Any, array: Any, pad_width: Any, mode: str = "constant",
+            constant_values: Any = 0) -> Any:
+    if mode != "constant":
+        raise NoEquivalent(f"autograd's pad rule supports mode='constant' only, not {mode!r}")
+    if not dims(array):  # autograd's rule fails for 0-d arrays, which numpy leaves unchanged
+        return array * 1.0
+    return anp.pad(array, pad_width, mode="constant", constant_values=constant_values)
+
+
+_TF_PAD_MODES = {"constant": "CONSTANT", "reflect": "REFLECT", "symmetric": "SYMMETRIC"}
+
+
+def _tf_pad(tf: Any, array: Any, pad_width: Any, mode: str = "constant",
+            constant_values: Any = 0) -> Any:
+    shape = dims(array)
+    if not shape:
+        return tf.identity(array)
+    if mode not in _TF_PAD_MODES:
+        raise NoEquivalent(f"tf.pad has no mode {mode!r}")
+    pairs = np.broadcast_to(np.asarray(pad_width), (len(shape), 2))
+    limit = {"reflect": 1, "symmetric": 0}.get(mode)
+    if limit is not None and any(max(p) > n - limit for p, n in zip(pairs, shape, strict=True)):
+        raise NoEquivalent(f"tf.pad in mode {mode!r} cannot pad beyond the axis length, "
+                           "which numpy does by repeating the reflection")
+    return tf.pad(array, pairs.tolist(), mode=_TF_PAD_MODES[mode],
+                  constant_values=constant_values if mode == "constant" else 0)
+
+
 pad: Op = define_op(
     "pad", _pad_forward, vjp=_pad_vjp,
     # The tangent pads with zeros: constant_values shifts the value, not the derivative.
@@ -423,6 +589,7 @@ pad: Op = define_op(
         ts[0], pad_width, mode=mode),
     family="shape", inputs=(REAL,), shapes=ANY, params=_pad_params,
     doc="numpy.pad in modes constant, edge, reflect, symmetric and wrap.",
+    equivalents={"numpy": "pad", "autograd": _ag_pad, "tensorflow": _tf_pad},
 )
 
 
@@ -465,12 +632,35 @@ def _scatter_index_params(draw, shapes):
     return {"shape": rest, "index": (None, Ellipsis)}
 
 
+def _ag_scatter_index(anp: Any, g: Any, shape: Any, index: Any) -> Any:
+    import autograd
+
+    pull, _ = autograd.make_vjp(lambda x: x[index])(np.zeros(shape))
+    return pull(g)
+
+
+def _tf_scatter_index(tf: Any, g: Any, shape: Any, index: Any) -> Any:
+    # zeros(shape) with g added at index: a scatter at the flat positions numpy selects
+    where = flat_positions(tuple(shape), index)
+    flat = tf.tensor_scatter_nd_add(tf.zeros([int(np.prod(shape))], dtype=g.dtype),
+                                    tf.constant(where.reshape(-1, 1)),
+                                    tf.reshape(tf.broadcast_to(g, where.shape), [-1]))
+    return tf.reshape(flat, tuple(shape))
+
+
 scatter_index = define_op(
     "scatter_index", _scatter_forward,
     vjp=lambda g, out, upd, shape, index: getitem(g, index=index),
     linear=True, family="indexing", inputs=(REAL,), shapes=ANY,
     params=_scatter_index_params, grad_of="getitem",
     doc="Adds ``g`` into zeros of ``shape`` at ``index`` (the transpose of indexing).",
+    equivalents={
+        "tensorflow": _tf_scatter_index,
+        # numpy's API has no differentiable add-at: the transpose of indexing is autograd's
+        # own VJP of x[index], which is linear in g
+        "autograd": formula(_ag_scatter_index, "numpy has no differentiable scatter-add; "
+                                               "autograd's VJP of indexing is one"),
+    },
 )
 
 
@@ -528,6 +718,21 @@ def draw_index(draw: Any, shape: tuple[int, ...]) -> Any:
     return (slice(None, None, -1), _int_list(draw, shape[1], 1, 3))
 
 
+def _is_basic(index: Any) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return all(i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer))
+               and not isinstance(i, bool) for i in items)
+
+
+def _tf_getitem(tf: Any, x: Any, index: Any) -> Any:
+    if _is_basic(index):  # TensorFlow's own strided slice
+        return x[index]
+    # arrays and masks: a gather at the flat positions numpy's indexing reads
+    where = flat_positions(dims(x), index)
+    return tf.reshape(tf.gather(tf.reshape(x, [-1]), tf.constant(where.reshape(-1))),
+                      where.shape)
+
+
 getitem: Op = define_op(
     "getitem", lambda x, index: np.asarray(x[plain_index(index)]),
     vjp=lambda g, out, x, index: scatter_index(g, shape=shape_of(x), index=index),
@@ -535,4 +740,5 @@ getitem: Op = define_op(
     params=lambda draw, shapes: {"index": draw_index(draw, shapes[0])},
     grad_op="scatter_index",
     doc="x[index] for basic and advanced indexing; repeated indices accumulate.",
+    equivalents={"numpy": lambda np_, x, index: x[index], "tensorflow": _tf_getitem},
 )
