@@ -32,7 +32,8 @@ def test_report_round_trips_through_json_and_holds_no_timing() -> None:
     assert "time" not in text and "second" not in text
     assert data["passed"] is True
     conv = data["convergence"]
-    assert set(conv) == {"steps", "series", "expected_slope"} and conv["expected_slope"] == 2.0
+    assert set(conv) == {"steps", "series", "rounding", "expected_slope"}
+    assert conv["expected_slope"] == 2.0 and set(conv["rounding"]) == set(conv["series"])
     assert set(conv["series"]) == set(PATHS)
     assert all(len(errors) == len(conv["steps"]) for errors in conv["series"].values())
 

@@ -4,11 +4,17 @@ For one example, each path's analytic value is compared with plain central diffe
 a range of steps: a right derivative's error falls with slope 2 until rounding takes over,
 a wrong one levels off at its error.  Forward maps are compared along their direction;
 transpose maps through the scalar ``<cotangent, phi>`` along the direction.
+
+:func:`slope` is the one fitter every renderer uses (terminal, HTML): the numeric module's
+fit over the truncation-dominated steps only, so a curve that turns up into rounding error
+still reads 2, and a path whose error is at rounding level at every step (a linear op) has
+no slope at all (nan, shown as "n/a").
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -21,15 +27,16 @@ from gradcheck.checker.sampling import Example
 from gradcheck.checker.session import Options, Session, Skip, Stop
 from gradcheck.checker.targets import Target, with_dtype
 
-__all__ = ["convergence_data", "STEPS"]
+__all__ = ["convergence_data", "slope", "slopes", "STEPS"]
 
 #: Steps per unit of input scale, largest first.
 STEPS = tuple(float(h) for h in np.logspace(-1, -10, 16))
 
 
 def convergence_data(target: Target, example: Example, options: Options) -> dict[str, Any]:
-    """``{"steps": [...], "series": {path: [abs error per step]}, "expected_slope": 2.0}``,
-    in float64 at ``example``; ``{}`` when nothing can be plotted."""
+    """``{"steps": [...], "series": {path: [abs error per step]}, "rounding": {path: [rounding
+    estimate per step]}, "expected_slope": 2.0}``, in float64 at ``example``; ``{}`` when
+    nothing can be plotted."""
     with quiet():
         return _convergence(target, example, options)
 
@@ -44,19 +51,22 @@ def _convergence(target: Target, example: Example, options: Options) -> dict[str
                                     default=0.0)))
     steps = [h * scale for h in STEPS]
     series: dict[str, list[float]] = {}
+    rounding: dict[str, list[float]] = {}
     for path in options.paths:
         try:
-            errors = _series(sess, path, steps)
+            found = _series(sess, path, steps)
         except (Skip, Stop, numeric.NonFiniteError, ValueError):
             continue
-        if errors is not None:
-            series[path] = errors
+        if found is not None:
+            series[path], rounding[path] = found
     if not series:
         return {}
-    return {"steps": steps, "series": series, "expected_slope": 2.0}
+    return {"steps": steps, "series": series, "rounding": rounding, "expected_slope": 2.0}
 
 
-def _series(sess: Session, path: str, steps: list[float]) -> list[float] | None:
+def _series(sess: Session, path: str,
+            steps: list[float]) -> tuple[list[float], list[float]] | None:
+    """The path's error and rounding estimate per step (nan where a step was dropped)."""
     sp = spec(sess, path)
     lin = sess.linearization(sp.lin)
     if lin.empty:
@@ -73,5 +83,55 @@ def _series(sess: Session, path: str, steps: list[float]) -> list[float] | None:
             return np.array([float(np.sum(cot * flat(lin.calls(*args))))])
         analytic = np.array([dot(sp.value, sp.dirs)])
     conv = numeric.convergence(f, lin.point, lin.argnums, dirs, analytic, steps=steps)
-    by_step = dict(zip(conv["steps"], conv["errors"], strict=True))
-    return [float(by_step.get(h, math.nan)) for h in steps]
+    errors = dict(zip(conv["steps"], conv["errors"], strict=True))
+    noise = dict(zip(conv["steps"], conv["rounding"], strict=True))
+    return ([float(errors.get(h, math.nan)) for h in steps],
+            [float(noise.get(h, math.nan)) for h in steps])
+
+
+# Without a recorded rounding estimate (results written before it was), an error this far
+# below 1 is taken as rounding at any step: float64 derivatives of unit-scale functions.
+_ROUNDING_FLOOR = 64 * float(np.finfo(np.float64).eps)
+
+
+def slope(convergence: Mapping[str, Any], path: str) -> float:
+    """The fitted log-log slope of ``path``'s error against step over the steps where
+    truncation dominates (error above ten times the rounding estimate); nan ("n/a") when no
+    two steps do, as for a linear op whose error is rounding at every step.
+
+    A pure function of the report's JSON: the fit is :func:`numeric.fitted_slope`, on the
+    rounding estimate the check recorded; for older results without one, the estimate is
+    the rising ``c / h`` branch through the smallest steps' errors (never below
+    ``_ROUNDING_FLOOR``), which only ever over-estimates rounding."""
+    steps = [_float(h) for h in convergence.get("steps", [])]
+    errors = [_float(e) for e in dict(convergence.get("series", {})).get(path, [])]
+    recorded = dict(convergence.get("rounding", {})).get(path)
+    noise = ([_float(r) for r in recorded] if recorded is not None and len(recorded) == len(steps)
+             else _estimated_rounding(steps, errors))
+    keep = [i for i, (h, e, r) in enumerate(zip(steps, errors, noise, strict=False))
+            if h > 0 and math.isfinite(h) and e > 0 and math.isfinite(e) and math.isfinite(r)]
+    if len(keep) < 2:
+        return math.nan
+    return numeric.fitted_slope({"steps": [steps[i] for i in keep],
+                                 "errors": [errors[i] for i in keep],
+                                 "rounding": [noise[i] for i in keep]})
+
+
+def slopes(convergence: Mapping[str, Any]) -> dict[str, float]:
+    """:func:`slope` of every series, by path."""
+    return {path: slope(convergence, path) for path in dict(convergence.get("series", {}))}
+
+
+def _estimated_rounding(steps: list[float], errors: list[float]) -> list[float]:
+    points = sorted((h, e) for h, e in zip(steps, errors, strict=False)
+                    if h > 0 and math.isfinite(h) and math.isfinite(e))
+    c = max((h * e for h, e in points[:3]), default=0.0)
+    return [max(c / h, _ROUNDING_FLOOR) if h > 0 else math.inf for h in steps]
+
+
+def _float(value: Any) -> float:
+    """A float from JSON (``"nan"``/``"inf"`` strings included); nan when not a number."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan

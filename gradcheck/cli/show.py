@@ -14,6 +14,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from gradcheck.checker.convergence import slopes
+from gradcheck.checker.policy import VerdictPolicy
 from gradcheck.checker.report import Report, Results
 from gradcheck.cli.listing import op_info
 from gradcheck.cli.run import (
@@ -24,10 +26,10 @@ from gradcheck.cli.run import (
     import_modules,
     parse_fail_on,
 )
-from gradcheck.cli.terminal import FailPolicy, Terminal
+from gradcheck.cli.terminal import Terminal
 from gradcheck.engine import Registry, default_registry
-from gradcheck.render.html import PATH_ORDER, fmt_num
-from gradcheck.render.plots import fitted_slope
+from gradcheck.render.html import fmt_num
+from gradcheck.render.verdict import path_rank
 
 __all__ = ["add_parser", "run_show", "convergence_rows", "load_report"]
 
@@ -70,21 +72,22 @@ def load_results(path: Path) -> Results:
     except OSError as error:
         raise UsageError(f"cannot read results file {str(path)!r}: {error.strerror}") from None
     except (ValueError, KeyError, TypeError) as error:
-        raise UsageError(f"{path} is not a gradcheck results file: {error}") from None
+        reason = str(error).removeprefix("not a gradcheck results file: ")
+        raise UsageError(f"{path} is not a gradcheck results file: {reason}") from None
 
 
 def convergence_rows(convergence: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Headers and rows of the convergence table: one row per step, one column per series,
-    then the fitted and expected slopes."""
+    then the fitted slope (over the steps where truncation dominates; "n/a" where rounding
+    dominates every step, as for a linear op) and the expected one."""
     steps = [float(h) for h in convergence.get("steps", [])]
     series = {name: [float(v) for v in values]
               for name, values in dict(convergence.get("series", {})).items()}
-    names = sorted(series, key=lambda n: (PATH_ORDER.index(n) if n in PATH_ORDER
-                                          else len(PATH_ORDER), n))
+    names = sorted(series, key=path_rank)
     rows = [[fmt_num(h)] + [fmt_num(series[n][i]) for n in names] for i, h in enumerate(steps)]
-    slopes = [fitted_slope(steps, series[n]) for n in names]
-    rows.append(["fitted slope (larger steps)"]
-                + ["n/a" if math.isnan(s) else f"{s:.2f}" for s in slopes])
+    fitted = slopes(convergence)
+    rows.append(["fitted slope"] + ["n/a" if math.isnan(fitted[n]) else f"{fitted[n]:.2f}"
+                                    for n in names])
     expected = convergence.get("expected_slope")
     if expected is not None:
         rows.append(["expected slope"] + [f"{float(expected):.2f}"] * len(names))
@@ -111,7 +114,7 @@ def run_show(args: argparse.Namespace, terminal: Terminal,
              registry: Registry | None = None) -> int:
     """Print one op in depth; exit 1 when one of its findings fails by ``--fail-on``."""
     registry = default_registry if registry is None else registry
-    policy = FailPolicy(parse_fail_on(args.fail_on))
+    policy = VerdictPolicy(parse_fail_on(args.fail_on))
     import_modules(args.imports)
     if args.results is not None:
         report = load_report(args.results, args.op)
@@ -139,4 +142,4 @@ def run_show(args: argparse.Namespace, terminal: Terminal,
         terminal.line("stats: " + ", ".join(f"{k}={v}" for k, v in sorted(report.stats.items())))
     terminal.line("")
     terminal.totals(results, policy)
-    return 1 if any(policy.fails(f) for f in report.findings) else 0
+    return policy.exit_code(results)

@@ -11,21 +11,33 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import IO, Any
 
 from rich.console import Console
+from rich.padding import Padding
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from gradcheck.checker.report import FAILURE_KINDS, Finding, Report, Results
-from gradcheck.render.html import PATH_ORDER, fmt_num, fmt_ratio, pretty
+from gradcheck.checker.policy import VerdictPolicy
+from gradcheck.checker.report import Finding, Report, Results
+from gradcheck.render.html import fmt_num, fmt_ratio, pretty
+from gradcheck.render.verdict import (
+    OP_STATUSES,
+    STATUS_MEANING,
+    attribution_text,
+    count_statuses,
+    finding_tag,
+    findings_by_op,
+    interleave,
+    op_status,
+    path_rank,
+    values_text,
+)
 
-__all__ = ["Terminal", "FailPolicy", "path_statuses", "op_status", "worst_findings",
-           "ordered_paths", "STATUS_STYLE"]
+__all__ = ["Terminal", "path_statuses", "ordered_paths", "op_line", "elide", "STATUS_STYLE"]
 
 #: Symbol and rich style per cell status; the symbol repeats what the color says.
 STATUS_STYLE: dict[str, tuple[str, str]] = {
@@ -37,35 +49,22 @@ STATUS_STYLE: dict[str, tuple[str, str]] = {
     "fail": ("✗", "bold red"),
     "error": ("⚠", "bold magenta"),
 }
+#: Rich style per op status and finding tag (the same words everywhere).
+TAG_STYLE = {"fail": "bold red", "error": "bold magenta", "allowed": "cyan", "warn": "yellow",
+             "pass": "green", "ignored": "dim", "info": "dim"}
 # Which status a path shows when its references disagree: anything bad first, then a
 # pass (one reference agreeing is news), then the reasons nothing ran.
 _AGGREGATE = ("error", "fail", "warn", "pass", "unsupported", "unavailable", "skipped")
 _FINDING_STATUS = {"failure": "fail", "warning": "warn"}
-_SEVERITY_RANK = {"failure": 0, "warning": 1, "info": 2}
-
-
-@dataclass(frozen=True)
-class FailPolicy:
-    """Which findings fail a run: kinds in ``kinds``, unless a suite row ``allow``s that
-    kind for that op (``allow`` maps op name to kinds)."""
-
-    kinds: frozenset[str] = FAILURE_KINDS
-    allow: Mapping[str, frozenset[str]] = field(default_factory=dict)
-
-    def fails(self, finding: Finding) -> bool:
-        return finding.kind in self.kinds and finding.kind not in self.allow.get(
-            finding.op, frozenset())
-
-
-_DEFAULT_POLICY = FailPolicy()
+_DEFAULT_POLICY = VerdictPolicy()
+_OP_WIDTH = 28  # widest op name a rich table shows before eliding its middle
 
 
 def ordered_paths(reports: Iterable[Report]) -> list[str]:
-    """Every path the reports mention: the engine's paths in order, then the others sorted."""
+    """Every path the reports mention: the engine's paths in order, then the others."""
     seen = {c.path for r in reports for c in r.cells} | {f.path for r in reports
                                                          for f in r.findings if f.path}
-    known = [p for p in PATH_ORDER if p in seen]
-    return known + sorted(seen - set(PATH_ORDER))
+    return sorted(seen, key=path_rank)
 
 
 def path_statuses(report: Report) -> dict[str, str]:
@@ -81,42 +80,33 @@ def path_statuses(report: Report) -> dict[str, str]:
             for path, statuses in found.items()}
 
 
-def op_status(report: Report, policy: FailPolicy = _DEFAULT_POLICY) -> str:
-    """``FAIL`` when a finding fails by ``policy``, else ``WARN`` for any other failure or
-    warning finding, else ``PASS``."""
-    if any(policy.fails(f) for f in report.findings):
-        return "FAIL"
-    if any(f.severity in ("failure", "warning") for f in report.findings):
-        return "WARN"
-    return "PASS"
+def _bad_paths(report: Report) -> list[tuple[str, str]]:
+    """The paths that did not pass (warn, fail, error), in path order."""
+    statuses = path_statuses(report)
+    return [(p, statuses[p]) for p in sorted(statuses, key=path_rank)
+            if statuses[p] in ("warn", "fail", "error")]
 
 
-def worst_findings(results: Results, policy: FailPolicy = _DEFAULT_POLICY,
-                   include_info: bool = False) -> list[Finding]:
-    """Findings worst first: those that fail the run, then by severity, then by how far
-    over the tolerance they are; ties in op and path order (deterministic)."""
-    chosen = [f for r in results.reports for f in r.findings
-              if include_info or f.severity != "info" or policy.fails(f)]
-
-    def key(f: Finding) -> tuple[Any, ...]:
-        ratio = f.ratio
-        return (not policy.fails(f), _SEVERITY_RANK[f.severity],
-                math.isnan(ratio), -ratio if not math.isnan(ratio) else 0.0,
-                f.op, f.path, f.reference, f.kind)
-
-    return sorted(chosen, key=key)
+def op_line(report: Report, policy: VerdictPolicy = _DEFAULT_POLICY) -> str:
+    """``FAIL nn.elu double_vjp=fail``: the op's status, its name, the paths that did not
+    pass.  One line per op, for logs."""
+    cells = " ".join(f"{p}={s}" for p, s in _bad_paths(report))
+    return f"{op_status(report, policy).upper()} {report.op} {cells}".rstrip()
 
 
-def _count(results: Results, policy: FailPolicy) -> dict[str, int]:
-    statuses = [op_status(r, policy) for r in results.reports]
-    findings = [f for r in results.reports for f in r.findings]
-    return {
-        "ops": len(statuses),
-        "failed": statuses.count("FAIL"),
-        "passed": statuses.count("PASS") + statuses.count("WARN"),
-        "warnings": sum(f.severity == "warning" for f in findings),
-        "errors": sum(f.kind == "error" for f in findings),
-    }
+def elide(name: str, width: int) -> str:
+    """``name`` in at most ``width`` characters: the middle replaced by ``…`` (both ends of
+    an op name -- family and short name -- say the most)."""
+    if len(name) <= width:
+        return name
+    head = (width - 1) // 2
+    return name[:head] + "…" + name[len(name) - (width - 1 - head):]
+
+
+def _policy(policy: Any) -> VerdictPolicy:
+    if not isinstance(policy, VerdictPolicy):
+        raise TypeError(f"expected a VerdictPolicy, got {type(policy).__name__}")
+    return policy
 
 
 class Terminal:
@@ -138,6 +128,7 @@ class Terminal:
         self.console = Console(file=stream, no_color=plain, highlight=False, soft_wrap=plain,
                                width=width, force_terminal=False if plain else None,
                                emoji=False)
+        self._listed: set[str] = set()  # ops whose line plain mode has printed
 
     # -- small pieces ------------------------------------------------------------------
 
@@ -170,7 +161,7 @@ class Terminal:
         table = Table(title=title, title_justify="left", header_style="bold")
         for i, header in enumerate(headers):
             style = styles[i] if styles and i < len(styles) else None
-            table.add_column(header, style=style or "", overflow="fold")
+            table.add_column(header, style=style or "")  # wraps at words, never mid-word
         for row in rows:
             table.add_row(*row)
         self.console.print(table)
@@ -178,18 +169,17 @@ class Terminal:
     # -- progress ----------------------------------------------------------------------
 
     @contextmanager
-    def progress(self, total: int, label: str = "checking") -> Iterator[Callable[[Report], None]]:
+    def progress(self, total: int, label: str = "checking",
+                 policy: VerdictPolicy = _DEFAULT_POLICY) -> Iterator[Callable[[Report], None]]:
         """A context giving ``done(report)`` to call as each op finishes.
 
-        Rich mode draws a bar; plain mode prints ``[k/N] op STATUS`` per op.
+        Rich mode draws a bar; plain mode prints each op's line (:func:`op_line`) as it
+        finishes, and :meth:`summary` then does not list it again.
         """
         if self.plain:
-            count = 0
-
             def done_plain(report: Report) -> None:
-                nonlocal count
-                count += 1
-                self.line(f"[{count}/{total}] {report.op} {op_status(report)}")
+                self.line(op_line(report, policy))
+                self._listed.add(report.op)
 
             yield done_plain
             return
@@ -200,71 +190,124 @@ class Terminal:
             task = bar.add_task(label, total=total, last="")
 
             def done_rich(report: Report) -> None:
-                bar.update(task, advance=1, last=f"{report.op} {op_status(report)}")
+                bar.update(task, advance=1, last=elide(report.op, _OP_WIDTH))
 
             yield done_rich
 
     # -- results -----------------------------------------------------------------------
 
-    def summary(self, results: Results, policy: FailPolicy = _DEFAULT_POLICY) -> None:
-        """The ops x paths table (one status per path), then the totals line."""
+    def summary(self, results: Results, policy: VerdictPolicy = _DEFAULT_POLICY) -> None:
+        """Every op once: plain mode one line per op (those progress has not printed);
+        rich mode a table of the ops that did not pass (every op with -v).  Then the
+        totals and what the statuses mean."""
+        policy = _policy(policy)
         reports = sorted(results.reports, key=lambda r: r.op)
-        paths = ordered_paths(reports)
         if self.plain:
             for report in reports:
-                statuses = path_statuses(report)
-                cells = " ".join(f"{p}={statuses[p]}" for p in paths if p in statuses)
-                self.line(f"{op_status(report, policy):4} {report.op} {cells}".rstrip())
+                if report.op not in self._listed:
+                    self.line(op_line(report, policy))
+                    self._listed.add(report.op)
         else:
-            table = Table(title="gradcheck: ops x paths", title_justify="left",
-                          header_style="bold")
-            table.add_column("op", overflow="fold")
-            table.add_column("family", style="dim")
-            table.add_column("status")
-            for path in paths:
-                table.add_column(path, justify="center")
-            for report in reports:
-                statuses = path_statuses(report)
-                status = op_status(report, policy)
-                style = {"FAIL": "bold red", "WARN": "yellow", "PASS": "green"}[status]
-                row: list[Text | str] = [report.op, report.family, Text(status, style=style)]
-                for path in paths:
-                    s = statuses.get(path)
-                    row.append(Text(*STATUS_STYLE[s]) if s else "")
-                table.add_row(*row)
-            self.console.print(table)
+            self._summary_table(reports, policy)
         self.totals(results, policy)
 
-    def totals(self, results: Results, policy: FailPolicy = _DEFAULT_POLICY) -> None:
-        """``gradcheck: N ops, k failed, ...`` on one line."""
-        c = _count(results, policy)
-        text = (f"gradcheck: {c['ops']} ops, {c['passed']} passed, {c['failed']} failed, "
-                f"{c['warnings']} warnings, {c['errors']} errors")
-        self.line(text, style="bold red" if c["failed"] else "bold green")
-
-    def findings(self, results: Results, policy: FailPolicy = _DEFAULT_POLICY,
-                 limit: int = 10) -> None:
-        """The worst findings with their one-line messages (all of them, in detail, with -v)."""
-        worst = worst_findings(results, policy, include_info=self.verbose)
-        if not worst:
+    def _summary_table(self, reports: list[Report], policy: VerdictPolicy) -> None:
+        shown = [(r, op_status(r, policy)) for r in reports]
+        if not self.verbose:
+            shown = [(r, s) for r, s in shown if s != "pass"]
+        if not shown:
             return
-        shown = worst if self.verbose else worst[:limit]
-        self.line("")
-        self.line("worst findings:" if len(shown) < len(worst) else "findings:", style="bold")
-        for finding in shown:
-            self.finding(finding, policy)
-        if len(shown) < len(worst):
-            self.line(f"... and {len(worst) - len(shown)} more (-v shows all, the HTML "
-                      "report shows every detail)")
+        rank = {s: i for i, s in enumerate(OP_STATUSES)}
+        shown.sort(key=lambda item: (rank[item[1]], item[0].op))
+        title = "ops" if self.verbose else "ops that did not pass"
+        table = Table(title=title, title_justify="left", header_style="bold", box=None,
+                      pad_edge=False)
+        names = [elide(r.op, _OP_WIDTH) for r, _ in shown]
+        table.add_column("status", no_wrap=True, min_width=7)
+        table.add_column("op", no_wrap=True, width=max(len(n) for n in names))
+        table.add_column("paths that did not pass", no_wrap=True)
+        room = max(12, self.console.width - 7 - len(max(names, key=len)) - 7 - 6)
+        table.add_column("err/tol", justify="right", no_wrap=True, min_width=7)
+        for (report, status), name in zip(shown, names, strict=True):
+            paths = Text()
+            for i, (path, s) in enumerate(_bad_paths(report)):
+                symbol, style = STATUS_STYLE[s]
+                paths.append((" " if i else "") + f"{path} {symbol}", style=style)
+            paths.truncate(room, overflow="ellipsis")  # one line per op, whatever the width
+            ratios = [f.ratio for f in policy.failing(report) or report.findings]
+            worst = max((r for r in ratios if not math.isnan(r)), default=math.nan)
+            table.add_row(Text(status.upper(), style=TAG_STYLE[status]),
+                          name, paths, fmt_ratio(worst))
+        self.console.print(table)
 
-    def finding(self, finding: Finding, policy: FailPolicy = _DEFAULT_POLICY) -> None:
-        """One finding's line; with -v also its numbers, counterexample and traceback."""
-        tag = "FAIL" if policy.fails(finding) else finding.severity.upper()
+    def totals(self, results: Results, policy: VerdictPolicy = _DEFAULT_POLICY) -> None:
+        """``gradcheck: 155 ops: 3 fail, 1 error, 151 pass`` (the counts partition the
+        ops), then what each status shown means."""
+        counts = count_statuses(results, _policy(policy))
+        parts = [f"{counts[s]} {s}" for s in OP_STATUSES if counts[s]]
+        n = len(results.reports)
+        text = f"gradcheck: {n} op{'' if n == 1 else 's'}: {', '.join(parts) or 'none'}"
+        bad = counts["fail"] or counts["error"]
+        self.line(text, style="bold red" if bad else "bold green")
+        used = [s for s in OP_STATUSES if counts[s] and s != "pass"]
+        if used:
+            self.line("  " + "; ".join(f"{s.upper()}: {STATUS_MEANING[s]}" for s in used),
+                      style="dim")
+
+    def findings(self, results: Results, policy: VerdictPolicy = _DEFAULT_POLICY,
+                 limit: int = 10) -> None:
+        """Findings grouped per op, the worst op first and, within an op, the root cause
+        first (``vjp vs numeric`` before the paths built on it).  At most ``limit`` lines,
+        each op's first finding before any op's second, so every op gets a chance to
+        appear; with -v every finding, in detail."""
+        policy = _policy(policy)
+        groups = findings_by_op(results.reports, policy, include_info=self.verbose)
+        if not groups:
+            return
+        shown = groups if self.verbose else interleave(groups, limit)
+        total = sum(len(g.findings) for g in groups)
+        listed = sum(len(g.findings) for g in shown)
+        self.line("")
+        self.line("findings (root cause first):", style="bold")
+        for group in shown:
+            if not self.plain:  # a heading per op; plain lines each name their op, for grep
+                has = len(next(g for g in groups if g.report is group.report).findings)
+                count = f" ({len(group.findings)} of {has} findings)" if has > len(
+                    group.findings) else ""
+                self.line(f"{group.status.upper()} {group.report.op}{count}",
+                          style=TAG_STYLE[group.status])
+            for finding, _tag in group.findings:
+                self.finding(finding, policy)
+        if listed < total:
+            ops = len(groups) - len(shown)
+            rest = f" ({ops} more ops)" if ops else ""
+            self.line(f"... and {total - listed} more findings{rest}: -v lists all, the "
+                      "HTML report shows every detail")
+
+    def finding(self, finding: Finding, policy: VerdictPolicy = _DEFAULT_POLICY) -> None:
+        """One finding's line: ``FAIL op · path vs reference · kind: message``, then whose
+        derivative it blames, the values at the worst index, and the allowance's reason;
+        with -v also its numbers, counterexample and traceback.  Rich mode leaves the op
+        out (its heading names it) and indents the line."""
+        policy = _policy(policy)
+        tag = finding_tag(finding, policy)
+        extras = [attribution_text(finding), values_text(finding)]
         ratio = fmt_ratio(finding.ratio)
-        over = f" [err/tol {ratio}]" if ratio else ""
-        style = {"FAIL": "red", "WARNING": "yellow"}.get(tag, "dim")
-        self.line(f"{tag} {finding.op} · {finding.path} vs {finding.reference} · "
-                  f"{finding.kind}: {finding.message}{over}", style=style)
+        if ratio and "ratio" not in finding.message and "err/tol" not in finding.message:
+            extras.append(f"err/tol {ratio}")
+        allowance = policy.allowed(finding)
+        if allowance is not None:
+            extras.append(f"allowed: {allowance.reason or 'no reason given'}")
+        where = (f"{finding.path} vs {finding.reference}"
+                 if finding.path not in ("", "all") else "whole check")
+        what = f"{where} · {finding.kind}: {finding.message}"
+        extra = "; ".join(e for e in extras if e)
+        what = f"{what} [{extra}]" if extra else what
+        if self.plain:
+            self.line(f"{tag.upper()} {finding.op} · {what}")
+        else:
+            self.console.print(Padding(Text(f"{tag.upper()} {what}", style=TAG_STYLE[tag]),
+                                       (0, 0, 0, 2)))
         if self.verbose:
             self.detail(finding)
 
@@ -289,17 +332,13 @@ class Terminal:
     def cells(self, report: Report) -> None:
         """Every (path, reference) cell of one op with its numbers."""
         rows = []
-        for cell in sorted(report.cells, key=lambda c: (_path_rank(c.path), c.reference)):
+        for cell in sorted(report.cells, key=lambda c: (path_rank(c.path), c.reference)):
             rows.append([cell.path, cell.reference, cell.status, fmt_num(cell.max_abs_err),
                          fmt_num(cell.tolerance), fmt_ratio(cell.ratio) or "n/a",
                          cell.examples, cell.note])
         self.table(f"{report.op}: every path against every reference",
                    ["path", "reference", "status", "max abs err", "tolerance", "err/tol",
                     "examples", "note"], rows)
-
-
-def _path_rank(path: str) -> tuple[int, str]:
-    return (PATH_ORDER.index(path), "") if path in PATH_ORDER else (len(PATH_ORDER), path)
 
 
 def _cell_text(value: Any) -> str:

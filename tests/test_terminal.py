@@ -1,0 +1,153 @@
+"""Terminal output (gradcheck/cli/terminal.py, gradcheck/render/verdict.py): pure functions
+of the results, readable at 80 columns and in CI logs."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from gradcheck.checker.policy import Allowance, VerdictPolicy
+from gradcheck.checker.report import Cell, Finding, Report, Results
+from gradcheck.cli.terminal import Terminal, elide, path_statuses
+from gradcheck.render.verdict import (
+    count_statuses,
+    findings_by_op,
+    interleave,
+    op_status,
+    values_text,
+)
+
+DEFAULT = VerdictPolicy()
+
+
+def _results() -> Results:
+    elu = Report(op="nn.elu", family="nn", cells=[
+        Cell("vjp", "numeric", "pass", 1e-12, 1e-9, 3),
+        Cell("double_vjp", "numeric", "fail", 0.3, 1e-8, 3),
+        Cell("double_vjp", "tensorflow", "unavailable"),
+    ], findings=[
+        Finding("nn.elu", "double_vjp", "numeric", "value_leak", "changes with the dummy",
+                0.3, 0.3, 1e-8),
+    ])
+    sin = Report(op="sin", family="elementwise", cells=[
+        Cell("vjp", "numeric", "pass", 1e-13, 1e-9, 3),
+        Cell("double_vjp", "tensorflow", "unavailable"),
+    ], findings=[Finding("sin", "double_vjp", "self", "dependence_leak", "reads the dummy")])
+    return Results(reports=[sin, elu])
+
+
+def _mismatch(op: str, path: str, ratio: float, reference: str = "numeric") -> Finding:
+    return Finding(op, path, reference, "mismatch", f"{path} disagrees", ratio * 1e-8,
+                   ratio * 1e-8, 1e-8)
+
+
+def _many() -> Results:
+    """One op with ten findings far over tolerance, where its root cause (vjp) is not the
+    worst ratio, and two ops with one finding each; an erroring op; passing ops."""
+    loud = Report(op="linalg.solve_triangular", findings=[
+        _mismatch("linalg.solve_triangular", p, r) for p, r in
+        [("hvp_rev_rev", 1e9), ("hvp_fwd_rev", 1e8), ("double_vjp", 1e7), ("jvp", 1e6),
+         ("vjp", 1e3), ("hvp_rev_fwd", 1e9), ("adjoint(vjp,jvp)", 1e9), ("tf.vjp", 1e9),
+         ("hvp_rev_rev", 1e9, ), ("double_vjp", 1e9)]])
+    quiet = Report(op="cos", findings=[_mismatch("cos", "jvp", 2.0)])
+    other = Report(op="tan", findings=[_mismatch("tan", "vjp", 3.0)])
+    broken = Report(op="boom", findings=[Finding("boom", "all", "all", "error", "raised")])
+    passing = [Report(op=f"ok{i}", cells=[Cell("vjp", "numeric", "pass", 0.0, 1.0, 1)])
+               for i in range(5)]
+    return Results(reports=[loud, quiet, other, broken, *passing])
+
+
+def test_path_status_takes_the_worst_reference() -> None:
+    elu, sin = sorted(_results().reports, key=lambda r: r.op)
+    assert path_statuses(elu) == {"vjp": "pass", "double_vjp": "fail"}
+    assert path_statuses(sin) == {"vjp": "pass", "double_vjp": "warn"}
+
+
+def test_statuses_partition_the_ops() -> None:
+    results = _many()
+    counts = count_statuses(results, DEFAULT)
+    assert counts == {"fail": 3, "error": 1, "allowed": 0, "warn": 0, "pass": 5}
+    assert sum(counts.values()) == len(results.reports)
+    allow = VerdictPolicy(allow={"cos": Allowance(frozenset({"mismatch"}), "known")})
+    assert op_status(results.reports[1], allow) == "allowed"
+
+
+def test_findings_grouped_per_op_root_cause_first() -> None:
+    groups = findings_by_op(_many().reports, DEFAULT)
+    assert [g.report.op for g in groups] == ["linalg.solve_triangular", "tan", "cos", "boom"]
+    paths = [f.path for f, _ in groups[0].findings]
+    assert paths[:3] == ["vjp", "jvp", "double_vjp"]
+    assert paths[-2:] == ["adjoint(vjp,jvp)", "tf.vjp"]
+
+
+def test_every_failing_op_gets_a_line() -> None:
+    shown = interleave(findings_by_op(_many().reports, DEFAULT), 6)
+    assert [g.report.op for g in shown] == ["linalg.solve_triangular", "tan", "cos", "boom"]
+    assert [len(g.findings) for g in shown] == [3, 1, 1, 1]
+    out = io.StringIO()
+    Terminal(file=out).findings(_many(), DEFAULT, limit=6)
+    lines = out.getvalue().splitlines()
+    assert lines[1] == "findings (root cause first):"
+    assert lines[2].startswith("FAIL linalg.solve_triangular · vjp vs numeric · mismatch")
+    assert sum("· cos ·" in line or " cos · " in line for line in lines) == 1
+    assert lines[-1].startswith("... and 7 more findings: -v lists all")
+
+
+def test_plain_summary_lists_each_op_once_with_the_paths_that_did_not_pass() -> None:
+    plain = io.StringIO()
+    terminal = Terminal(file=plain)  # a StringIO is not a terminal: plain
+    with terminal.progress(2) as done:
+        done(_results().reports[1])  # nn.elu finished first
+    terminal.summary(_results())
+    assert plain.getvalue().splitlines() == [
+        "FAIL nn.elu double_vjp=fail",
+        "WARN sin double_vjp=warn",
+        "gradcheck: 2 ops: 1 fail, 1 warn",
+        "  FAIL: a derivative is wrong or unusable; WARN: correct, but wasteful (the "
+        "double-VJP needs its dummy fed)",
+    ]
+
+
+def test_rich_summary_shows_only_what_did_not_pass_and_fits_80_columns() -> None:
+    out = io.StringIO()
+    results = _many()
+    Terminal(plain=False, file=out, width=80).summary(results)
+    text = out.getvalue()
+    assert "ops that did not pass" in text
+    assert "ok0" not in text  # passing ops are counted, not listed
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    # one line per op: the long name is whole, never wrapped mid-word
+    assert sum("linalg.solve_triangular" in line for line in lines) == 1
+    assert "gradcheck: 9 ops: 3 fail, 1 error, 5 pass" in text
+    verbose = io.StringIO()
+    Terminal(plain=False, file=verbose, width=80, verbose=True).summary(results)
+    assert "ok0" in verbose.getvalue()
+
+
+def test_elide_keeps_both_ends() -> None:
+    assert elide("sin", 10) == "sin"
+    name = "losses.sparse_softmax_cross_entropy_with_logits"
+    short = elide(name, 28)
+    assert len(short) == 28 and short.startswith("losses.spars") and short.endswith("logits")
+
+
+def test_finding_line_says_tag_values_side_and_reason_once() -> None:
+    finding = Finding("nn.elu", "vjp", "tensorflow", "mismatch",
+                      "disagrees: max abs err 1 vs tolerance 0.1 (ratio 10)", 1.0, 1.0, 0.1,
+                      worst_index=[0, 1], details={"analytic": -0.79, "numeric": 0.7912345},
+                      attributed_to="tensorflow")
+    assert values_text(finding) == "got -0.79, expected 0.7912 at [0, 1]"
+    policy = VerdictPolicy(allow={"nn.elu": Allowance(frozenset({"tensorflow:mismatch"}),
+                                                      "TF bug 123")})
+    out = io.StringIO()
+    Terminal(file=out).finding(finding, policy)
+    line = out.getvalue().strip()
+    assert line.startswith("ALLOWED nn.elu · vjp vs tensorflow · mismatch: disagrees")
+    assert "tensorflow's derivative" in line and "got -0.79, expected 0.7912 at [0, 1]" in line
+    assert "allowed: TF bug 123" in line
+    assert line.count("ratio") + line.count("err/tol") == 1  # the ratio printed once
+    out = io.StringIO()
+    Terminal(file=out).finding(Finding("a", "vjp", "numeric", "mismatch", "off", 2.0, 2.0, 1.0))
+    assert re.fullmatch(r"FAIL a · vjp vs numeric · mismatch: off \[err/tol 2\]\n",
+                        out.getvalue())
