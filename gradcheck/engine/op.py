@@ -166,11 +166,12 @@ def _linear_jvp(op: Op) -> Rule:
     """The JVP of a linear op is the op applied to the tangents (zeros where None)."""
 
     def jvp(tangents: Sequence[Any], out: Any, *inputs: Any, **params: Any) -> Any:
-        from gradcheck.ops.elementwise import zeros_like
-
         def zero(x: Any) -> Any:
-            # a Python number stays a (weak) Python number, so float32 stays float32
-            return type(x)(0) if type(x) in (int, float, complex) else zeros_like(x)
+            # a Python number stays a (weak) Python number, so float32 stays float32; a zero
+            # tangent is a constant, so a plain array serves (nothing differentiates it)
+            if type(x) in (int, float, complex):
+                return type(x)(0)
+            return np.zeros_like(x._value if type(x) is Tensor else x)
 
         args = [
             x if i in op.nondiff_argnums else (zero(x) if t is None else t)

@@ -15,6 +15,7 @@ import numpy as np
 
 from gradcheck.engine import state
 from gradcheck.engine.op import Op, RuleError, bind, call_rule
+from gradcheck.engine.primitives import add_cotangents
 from gradcheck.engine.pytree import flatten, unflatten
 from gradcheck.engine.tensor import Tensor, is_float, value_of
 
@@ -36,16 +37,11 @@ class _Node:
         self.pending = 0
 
 
-def _add(a: Any, b: Any) -> Any:
-    from gradcheck.ops.binary import add  # the registered op, so sums are differentiable
-
-    return bind(add, (a, b), {})
-
-
 def _aggregate(cotangents: list[Any]) -> Any:
+    """The sum of one tensor's cotangents, as ops (an outer tape differentiates it)."""
     total = cotangents[0]
     for c in cotangents[1:]:
-        total = _add(total, c)
+        total = bind(add_cotangents, (total, c), {})
     return total
 
 

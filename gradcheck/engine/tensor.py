@@ -1,10 +1,10 @@
 """``Tensor``: a numpy array that tapes and forward accumulators can follow.
 
 A tensor is a thin box around an ``ndarray``.  Tracers recognise tensors by
-identity, so every op result is a new tensor.  Arithmetic operators and
-indexing are the registered ops; ``gradcheck.ops.operators`` installs them
-when the op library is imported (this module cannot import the ops: they are
-built on it).
+identity, so every op result is a new tensor.  Arithmetic operators, indexing
+and the array methods are the op library's registered ops, found by name in
+the default registry at first use: the library is built on this module, so
+this module cannot import it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,25 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.engine.registry import UnknownOpError, default_registry
+
 __all__ = ["Tensor", "tensor", "is_float", "value_of"]
+
+
+class _Ops(dict[str, Any]):
+    """Registered ops by name, each looked up in the default registry once."""
+
+    def __missing__(self, name: str) -> Any:
+        try:
+            op = default_registry.get(name)
+        except UnknownOpError:
+            raise RuntimeError(f"gradcheck.Tensor's operators call the registered op {name!r}; "
+                               "import gradcheck to register the op library") from None
+        self[name] = op
+        return op
+
+
+_OPS = _Ops()
 
 
 class Tensor:
@@ -61,7 +79,7 @@ class Tensor:
     def __iter__(self) -> Any:
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d gradcheck.Tensor")
-        return (self[i] for i in range(len(self)))  # type: ignore[index]
+        return (self[i] for i in range(len(self)))
 
     def __bool__(self) -> bool:
         return bool(self._value)
@@ -96,6 +114,87 @@ class Tensor:
         return np.not_equal(self._value, value_of(other))
 
     __hash__ = object.__hash__
+
+    # Arithmetic is differentiable: each operator is a registered op.
+    def __add__(self, other: Any) -> Any:
+        return _OPS["add"](self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return _OPS["add"](other, self)
+
+    def __sub__(self, other: Any) -> Any:
+        return _OPS["subtract"](self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return _OPS["subtract"](other, self)
+
+    def __mul__(self, other: Any) -> Any:
+        return _OPS["multiply"](self, other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return _OPS["multiply"](other, self)
+
+    def __truediv__(self, other: Any) -> Any:
+        return _OPS["divide"](self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return _OPS["divide"](other, self)
+
+    def __pow__(self, other: Any) -> Any:
+        return _OPS["power"](self, other)
+
+    def __rpow__(self, other: Any) -> Any:
+        return _OPS["power"](other, self)
+
+    def __matmul__(self, other: Any) -> Any:
+        return _OPS["matmul"](self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return _OPS["matmul"](other, self)
+
+    def __neg__(self) -> Any:
+        return _OPS["negative"](self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __getitem__(self, index: Any) -> Any:
+        return _OPS["getitem"](self, index=index)
+
+    # Array methods, with numpy's signatures.
+    @property
+    def T(self) -> Any:  # noqa: N802 - numpy's name
+        return _OPS["transpose"](self)
+
+    def reshape(self, *shape: Any) -> Any:
+        return _OPS["reshape"](self, shape=shape[0] if len(shape) == 1 else shape)
+
+    def transpose(self, *axes: Any) -> Any:
+        return _OPS["transpose"](self, axes=(axes[0] if len(axes) == 1 else axes) or None)
+
+    def astype(self, dtype: Any) -> Any:
+        return _OPS["astype"](self, dtype)
+
+    def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _OPS["sum"](self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _OPS["mean"](self, axis=axis, keepdims=keepdims)
+
+    def max(self, *args: Any, **params: Any) -> Any:
+        return _OPS["max"](self, *args, **params)
+
+    def min(self, *args: Any, **params: Any) -> Any:
+        return _OPS["min"](self, *args, **params)
+
+    def prod(self, *args: Any, **params: Any) -> Any:
+        return _OPS["prod"](self, *args, **params)
+
+    def var(self, *args: Any, **params: Any) -> Any:
+        return _OPS["var"](self, *args, **params)
+
+    def std(self, *args: Any, **params: Any) -> Any:
+        return _OPS["std"](self, *args, **params)
 
 
 def value_of(x: Any) -> Any:

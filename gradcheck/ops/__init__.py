@@ -18,7 +18,6 @@ from gradcheck.ops import (
     linalg_decomp,
     losses,
     nn,
-    operators,  # noqa: F401 - installs Tensor's operators
     reduce,
     shape,
     special,
