@@ -20,13 +20,16 @@ import numpy as np
 from gradcheck.domains import REAL, Domain
 from gradcheck.engine.op import define_op
 from gradcheck.engine.tensor import is_float, value_of
+from gradcheck.ops.refs import NoEquivalent, formula
 from gradcheck.ops.rules import fit, shape_of, unbroadcast
 from gradcheck.ops.shape import (
+    dims,
     draw_shape,
     moveaxis,
     pick,
     reshape,
     scatter_index,
+    tf_constant,
 )
 
 #: Names exported in gradcheck.numpy (and other namespaces below).
@@ -109,11 +112,30 @@ def _axis_or_none(shapes):
     return [None] + list(range(nd)) + [-1] * (nd > 0)
 
 
+def _ag_take(anp: Any, a: Any, indices: Any, axis: Any = None, mode: str = "raise") -> Any:
+    source = anp.ravel(a) if axis is None else a
+    ax = 0 if axis is None else int(axis) % max(len(dims(a)), 1)
+    return source[(slice(None),) * ax + (_resolved(indices, dims(source)[ax], mode),)]
+
+
+def _tf_take(tf: Any, a: Any, indices: Any, axis: Any = None, mode: str = "raise") -> Any:
+    source = tf.reshape(a, [-1]) if axis is None else a
+    ax = 0 if axis is None else int(axis) % max(len(dims(a)), 1)
+    n = dims(source)[ax]
+    # tf.gather has no modes and no negative indices: numpy's positions (a constant)
+    idx = tf_constant(tf, indices, np.int64)
+    idx = np.clip(idx, 0, max(n - 1, 0)) if mode == "clip" else np.mod(idx, max(n, 1))
+    return tf.gather(source, tf.constant(idx), axis=ax)
+
+
 take = define_op(
     "take", _take_forward, vjp=(_take_vjp, None), linear=True, family="indexing",
     inputs=(REAL, AxisIndices()), nondiff_argnums=(1,), shapes=_take_shapes,
     params={"axis": _axis_or_none, "mode": ["raise", "wrap", "clip"]},
     doc="numpy.take: elements of ``a`` at ``indices`` along ``axis`` (None: flattened).",
+    equivalents={"numpy": "take", "tensorflow": _tf_take,
+                 "autograd": formula(_ag_take, "autograd has no rule for take; indexing "
+                                               "reads the same elements")},
 )
 
 
@@ -156,6 +178,39 @@ def _scatter_add_params(draw, shapes):
     return {"axis": pick(draw, axes + ([None] if updates == idx else []))}
 
 
+def _ag_scatter_add(anp: Any, x: Any, indices: Any, updates: Any, axis: Any = 0) -> Any:
+    # x plus autograd's own transpose of indexing (repeated indices accumulate) at updates
+    import autograd
+
+    idx = np.asarray(indices)
+    shape = dims(x)
+    flat = axis is None
+    target = (int(np.prod(shape)),) if flat else shape
+    ax = 0 if flat else int(axis) % len(shape)
+    index = (slice(None),) * ax + (idx,)
+    want = target[:ax] + idx.shape + target[ax + 1:]
+    pull, _ = autograd.make_vjp(lambda z: z[index])(np.zeros(target))
+    added = pull(updates + np.zeros(want))
+    return x + (anp.reshape(added, shape) if flat else added)
+
+
+def _tf_scatter_add(tf: Any, x: Any, indices: Any, updates: Any, axis: Any = 0) -> Any:
+    tnp = tf.experimental.numpy
+    flat = axis is None
+    target = tf.reshape(x, [-1]) if flat else x
+    ax = 0 if flat else int(axis) % len(dims(x))
+    idx = np.mod(tf_constant(tf, indices, np.int64), max(dims(target)[ax], 1))
+    moved = tnp.moveaxis(target, ax, 0)
+    want = dims(target)[:ax] + idx.shape + dims(target)[ax + 1:]
+    upd = tf.broadcast_to(updates, want)
+    if idx.ndim == 0:  # tensor_scatter_nd_add wants at least one index axis
+        idx, upd = idx[None], tf.expand_dims(upd, ax)
+    # bring the index axes of the updates first, as tensor_scatter_nd_add wants them
+    upd = tnp.moveaxis(upd, list(range(ax, ax + idx.ndim)), list(range(idx.ndim)))
+    out = tnp.moveaxis(tf.tensor_scatter_nd_add(moved, tf.constant(idx[..., None]), upd), 0, ax)
+    return tf.reshape(out, dims(x)) if flat else out
+
+
 scatter_add = define_op(
     "scatter_add", _scatter_add_forward,
     vjp=(lambda g, out, x, indices, updates, axis=0: g,
@@ -165,10 +220,31 @@ scatter_add = define_op(
     linear=True, family="indexing", inputs=(REAL, AxisIndices(), REAL), nondiff_argnums=(1,),
     shapes=_scatter_add_shapes, params=_scatter_add_params,
     doc="``x`` with ``updates`` added at ``indices`` along ``axis``, like np.add.at.",
+    equivalents={
+        "tensorflow": _tf_scatter_add,
+        "autograd": formula(_ag_scatter_add, "numpy has no differentiable scatter-add; "
+                                             "autograd's VJP of indexing is one"),
+    },
 )
 
 
 # -- triangles, diagonals, trace -------------------------------------------------------------
+def _tf_triangle(upper: bool) -> Any:
+    def call(tf: Any, m: Any, k: int = 0) -> Any:
+        if len(dims(m)) < 2:  # numpy makes a vector the rows of a square matrix
+            m = tf.broadcast_to(m, dims(m) * 2)
+        rows, cols = dims(m)[-2:]
+
+        def band(below: int, above: int) -> Any:
+            # keeps -below <= j - i <= above (-1: no bound); bounds may not exceed the sides
+            return tf.linalg.band_part(m, min(below, rows), min(above, cols))
+
+        if upper:  # keep j - i >= k
+            return band(-k, -1) if k <= 0 else m - band(-1, k - 1)
+        return band(-1, k) if k >= 0 else m - band(-k - 1, -1)  # keep j - i <= k
+    return call
+
+
 def _triangle(name: str, forward: Any) -> Any:
     def vjp(g, out, m, k=0):
         from gradcheck.ops.reduce import sum as sum_
@@ -182,6 +258,7 @@ def _triangle(name: str, forward: Any) -> Any:
         inputs=(REAL,), shapes="(...,m,n)", params={"k": [0, 1, -1, 3, -4]},
         doc=f"numpy.{name}: the {'upper' if name == 'triu' else 'lower'} triangle from "
             "diagonal ``k`` of the last two axes.",
+        equivalents={"numpy": name, "tensorflow": _tf_triangle(name == "triu")},
     )
     return op
 
@@ -219,6 +296,12 @@ def _diagonal_shapes(draw):
     return [draw_shape(draw, 2, 4, max_side=3)]
 
 
+def _ag_diagonal(anp: Any, a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    moved = anp.moveaxis(a, (axis1, axis2), (-2, -1))
+    rows, cols = _diagonal_positions(*dims(moved)[-2:], int(offset))
+    return moved[..., rows, cols]
+
+
 diagonal = define_op(
     "diagonal",
     lambda a, offset=0, axis1=0, axis2=1: np.diagonal(a, offset, axis1, axis2).copy(),
@@ -227,6 +310,13 @@ diagonal = define_op(
     linear=True, family="indexing", inputs=(REAL,), shapes=_diagonal_shapes,
     params=_diagonal_params,
     doc="numpy.diagonal: the diagonal ``offset`` of axes ``axis1``, ``axis2``, moved last.",
+    equivalents={
+        "numpy": "diagonal",
+        "autograd": formula(_ag_diagonal, "autograd's diagonal rule takes offset 0 of the "
+                                          "last two axes only; indexing reads the same entries"),
+        # tf.linalg.diag_part reads the last two axes only: numpy's namespace moves them
+        "tensorflow": "experimental.numpy.diagonal",
+    },
 )
 
 
@@ -241,11 +331,24 @@ def _trace_vjp(g, out, a, offset=0, axis1=0, axis2=1):
     return embed_diagonal(along, shape, offset, axis1, axis2)
 
 
+def _tf_trace(tf: Any, a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    if offset == 0:  # tf.linalg.trace sums the diagonal of the last two axes
+        return tf.linalg.trace(tf.experimental.numpy.moveaxis(a, (axis1, axis2), (-2, -1)))
+    return tf.experimental.numpy.trace(a, offset, axis1, axis2)
+
+
 trace = define_op(
     "trace", lambda a, offset=0, axis1=0, axis2=1: np.trace(a, offset, axis1, axis2),
     vjp=_trace_vjp, linear=True, family="indexing", inputs=(REAL,), shapes=_diagonal_shapes,
     params=_diagonal_params,
     doc="numpy.trace: the sum along the diagonal ``offset`` of axes ``axis1``, ``axis2``.",
+    equivalents={
+        "numpy": "trace",
+        # autograd's trace rule takes the offset only: move the two axes first
+        "autograd": lambda anp, a, offset=0, axis1=0, axis2=1: anp.trace(
+            anp.moveaxis(a, (axis1, axis2), (0, 1)), offset),
+        "tensorflow": _tf_trace,
+    },
 )
 
 
@@ -379,11 +482,28 @@ def _einsum_params(draw, shapes):
     return {"subscripts": pick(draw, fitting)}
 
 
+def _tf_einsum(tf: Any, *operands: Any, subscripts: str, optimize: Any = False) -> Any:
+    terms, _ = parse_einsum(subscripts, [dims(o) for o in operands])
+    sizes: dict[str, set[int]] = {}
+    for term, operand in zip(terms, operands, strict=True):
+        for label, size in zip(term, dims(operand), strict=True):
+            sizes.setdefault(label, set()).add(size)
+    # numpy broadcasts a named axis of size 1, and '...' axes of sizes 1 and 0; TensorFlow
+    # broadcasts '...' axes of other sizes only
+    named = set(subscripts)
+    if any(len(s) > 1 and (label in named or 0 in s) for label, s in sizes.items()):
+        raise NoEquivalent("TensorFlow's einsum does not broadcast this axis of size 1 (a "
+                           "named axis, or a '...' axis against size 0)")
+    return tf.einsum(subscripts, *operands)
+
+
 einsum_op = define_op(
     "einsum", _einsum_forward, vjp=_einsum_vjp, jvp=_einsum_jvp, family="indexing",
     inputs=(REAL, REAL), shapes=_einsum_shapes, params=_einsum_params,
     doc="numpy.einsum with the operands as positional inputs (see ``einsum``).",
     variadic=True,
+    equivalents={"numpy": lambda np_, *operands, subscripts, optimize=False: np_.einsum(
+        subscripts, *operands), "tensorflow": _tf_einsum},
 )
 
 
