@@ -298,7 +298,8 @@ def _diagonal_shapes(draw):
 
 def _ag_diagonal(anp: Any, a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     moved = anp.moveaxis(a, (axis1, axis2), (-2, -1))
-    rows, cols = _diagonal_positions(*dims(moved)[-2:], int(offset))
+    n1, n2 = dims(moved)[-2:]
+    rows, cols = _diagonal_positions(n1, n2, int(offset))
     return moved[..., rows, cols]
 
 
