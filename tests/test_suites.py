@@ -119,6 +119,13 @@ name = "tanh"
     assert by_name["cos"].settings == {"examples": 9, "paths": ["vjp"]}
 
 
+def test_allow_takes_kinds_and_side_kinds(tmp_path: Path) -> None:
+    path = write(tmp_path, '[[op]]\nname = "sin"\nallow = ["tensorflow:mismatch", "value_leak"]\n'
+                           'reason = "TensorFlow\'s own derivative is wrong"\n')
+    (planned,), _ = load_suite(path).plan()
+    assert planned.allow == {"tensorflow:mismatch", "value_leak"}
+
+
 def test_patterns_and_families(tmp_path: Path) -> None:
     suite = load_suite(write(tmp_path, '[suite]\nops = ["linalg.*", "special"]\n'))
     names = {p.name for p in suite.plan()[0]}
@@ -137,7 +144,12 @@ def test_patterns_and_families(tmp_path: Path) -> None:
     ('[suite]\nops = ["sin"]\nexamples = 0\n', r"examples must be positive"),
     ('[suite]\nops = ["sin"]\npaths = ["vjp", "hvp"]\n', r"paths has unknown value\(s\) 'hvp'"),
     ('[suite]\nops = ["sin"]\nreferences = ["torch"]\n', r"references has unknown .*'torch'"),
-    ('[[op]]\nname = "sin"\nallow = ["oops"]\nreason = "r"\n', r"allow has unknown .*'oops'"),
+    ('[[op]]\nname = "sin"\nallow = ["oops"]\nreason = "r"\n',
+     r"\[\[op\]\] row 1 \('sin'\): allow: unknown finding kind 'oops' in 'oops'"),
+    ('[[op]]\nname = "sin"\nallow = ["tensorflow:mismatc"]\nreason = "r"\n',
+     r"row 1 \('sin'\): allow: unknown finding kind 'mismatc' in 'tensorflow:mismatc'"),
+    ('[[op]]\nname = "sin"\nallow = "mismatch"\nreason = "r"\n',
+     r"row 1 \('sin'\): allow must be a list of strings"),
     ('[suite]\nops = ["sin"]\n[extra]\n', r"top level: unknown key\(s\) 'extra'"),
     ('[suite]\ndescription = "empty"\n', r"the suite checks nothing"),
     ('[suite\n', r"not valid TOML"),

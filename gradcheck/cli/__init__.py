@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from gradcheck import __version__
 from gradcheck.cli import listing, report_cmd, run, show
 from gradcheck.cli.run import UsageError
 from gradcheck.cli.suites import SuiteError
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gradcheck",
         description="Check derivative rules along every path (VJP, JVP, double-VJP, second "
                     "order) against numeric Jacobians, each other, autograd and TensorFlow.")
+    parser.add_argument("--version", action="version", version=f"gradcheck {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     original = subparsers.add_parser
 

@@ -27,6 +27,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("patterns", nargs="*", metavar="OP",
                         help="only these ops (names, globs such as 'linalg.*', or families)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                        help="import this module first (it registers your own ops; repeatable)")
     parser.set_defaults(handler=run_list)
 
 
@@ -109,7 +111,10 @@ def _ops(registry: Registry, patterns: Sequence[str]) -> list[Op]:
 def run_list(args: argparse.Namespace, terminal: Terminal,
              registry: Registry | None = None) -> int:
     """Print the registry (table or JSON); unknown patterns raise ``UnknownOpError``."""
+    from gradcheck.cli.run import import_modules
+
     registry = default_registry if registry is None else registry
+    import_modules(args.imports)
     infos = [op_info(op) for op in _ops(registry, args.patterns)]
     frameworks = installed_frameworks()
     if args.json:

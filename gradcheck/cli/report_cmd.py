@@ -1,7 +1,9 @@
-"""``gradcheck report RESULTS.json --html OUT.html``: re-render old results.
+"""``gradcheck report RESULTS.json --html OUT.html``: re-render old results and judge them.
 
 Reports are a pure function of the JSON results, so any results file -- from a
 past run, from CI, from the pytest plugin -- renders to the same page it did then.
+The exit code is the run's verdict (as ``gradcheck run`` gives it): by default the
+results' own policy (their ``fail_on`` and suite exceptions), or ``--fail-on``.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from gradcheck.cli.run import write_outputs
+from gradcheck.checker.policy import VerdictPolicy
+from gradcheck.cli.run import check_output_paths, parse_fail_on, write_outputs
 from gradcheck.cli.show import load_results
-from gradcheck.cli.terminal import FailPolicy, Terminal
+from gradcheck.cli.terminal import Terminal
 
 __all__ = ["add_parser", "run_report"]
 
@@ -22,25 +25,31 @@ def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "report", help="render a results file as the HTML report (and print its summary)",
         description="Render RESULTS.json (written by 'gradcheck run' or 'pytest "
-                    "--gradcheck-report') as the self-contained HTML report.")
+                    "--gradcheck-report') as the self-contained HTML report.  Exit code: "
+                    "0 when no finding fails, 1 when one does (judged by the policy the "
+                    "results record, or by --fail-on), 2 for a usage error.")
     parser.add_argument("results", type=Path, metavar="RESULTS.json")
     parser.add_argument("--html", type=Path, metavar="OUT.html",
                         help="where to write the page (default: RESULTS with .html)")
+    parser.add_argument("--fail-on", metavar="KINDS",
+                        help="finding kinds that make the exit code 1, as for 'gradcheck run' "
+                             "(default: the fail_on the results record)")
     parser.add_argument("--quiet", action="store_true", help="do not print the summary")
     parser.set_defaults(handler=run_report)
 
 
 def run_report(args: argparse.Namespace, terminal: Terminal, registry: Any = None) -> int:
-    """Write the HTML page for a results file; 0 on success (findings do not change it)."""
+    """Write the HTML page for a results file; the exit code is the results' verdict."""
     results = load_results(args.results)
     html = args.html if args.html is not None else args.results.with_suffix(".html")
+    check_output_paths({"--html": html})
+    # the run's suite exceptions travel in the results, so the verdict is the run's
+    policy = VerdictPolicy.from_config(results.config)
+    if args.fail_on is not None:
+        policy = VerdictPolicy(parse_fail_on(args.fail_on), policy.allow)
     write_outputs(results, None, html)
     if not args.quiet:
-        # the run's suite exceptions travel in the results, so the verdict is the run's
-        exceptions = results.config.get("exceptions", {})
-        policy = FailPolicy(allow={op: frozenset(row.get("allow", ()))
-                                   for op, row in exceptions.items() if row.get("allow")})
         terminal.summary(results, policy)
         terminal.findings(results, policy)
     terminal.line(f"report: {html}")
-    return 0
+    return policy.exit_code(results)

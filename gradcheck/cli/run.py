@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import tempfile
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gradcheck.checker.policy import Allowance, VerdictPolicy
 from gradcheck.checker.report import (
     FAILURE_KINDS,
     KINDS,
@@ -33,7 +36,7 @@ from gradcheck.cli.suites import (
     TfFunctionRow,
     load_suite,
 )
-from gradcheck.cli.terminal import FailPolicy, Terminal
+from gradcheck.cli.terminal import Terminal
 from gradcheck.engine import Registry, default_registry
 
 __all__ = [
@@ -49,6 +52,8 @@ __all__ = [
     "exit_code",
     "sweep",
     "write_outputs",
+    "output_paths",
+    "check_output_paths",
     "import_modules",
     "plan_ops",
     "check_tf_functions",
@@ -194,10 +199,16 @@ def add_parser(subparsers: Any) -> None:
     out.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
                      help="worker processes (results are identical to --jobs 1)")
     out.add_argument("--json", type=Path, metavar="PATH",
-                     help=f"results file (when neither --json nor --html is given, both are "
-                          f"written: {DEFAULT_JSON} and {DEFAULT_HTML})")
-    out.add_argument("--html", type=Path, metavar="PATH", help="HTML report")
-    out.add_argument("--no-report", action="store_true", help="write no file")
+                     help="write the JSON results here.  When no output option is given, "
+                          f"both files are written: {DEFAULT_JSON} and {DEFAULT_HTML}; "
+                          "when --json or --html is given, exactly the files named are")
+    out.add_argument("--html", type=Path, metavar="PATH", help="write the HTML report here")
+    out.add_argument("--no-json", action="store_true",
+                     help=f"do not write the JSON results (the default {DEFAULT_JSON})")
+    out.add_argument("--no-html", action="store_true",
+                     help=f"do not write the HTML report (the default {DEFAULT_HTML})")
+    out.add_argument("--no-report", action="store_true",
+                     help="write no file at all (cannot be combined with --json or --html)")
     out.add_argument("--fail-on", default="failures", metavar="KINDS",
                      help="comma-separated finding kinds that make the exit code 1, or the "
                           "words failures (default), warnings, leaks, all, none")
@@ -357,14 +368,59 @@ def check_tf_functions(rows: Sequence[TfFunctionRow], functions: list[Callable[.
     return reports
 
 
-def failing_findings(results: Results, policy: FailPolicy) -> list[Finding]:
+def failing_findings(results: Results, policy: VerdictPolicy) -> list[Finding]:
     """The findings that fail the run under ``policy``."""
     return [f for r in results.reports for f in r.findings if policy.fails(f)]
 
 
-def exit_code(results: Results, policy: FailPolicy) -> int:
+def exit_code(results: Results, policy: VerdictPolicy) -> int:
     """0 when nothing fails, 1 when some finding fails."""
-    return 1 if failing_findings(results, policy) else 0
+    return policy.exit_code(results)
+
+
+def output_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
+    """``(json, html)`` paths to write (None: not written), from the output options.
+
+    Nothing named: both files go to ``reports/`` (less what ``--no-json`` / ``--no-html``
+    drop); ``--json`` / ``--html`` named: exactly those files; ``--no-report``: none.  An
+    option that contradicts another is a usage error, never silently overruled.
+    """
+    for no, given in (("--no-report", args.json or args.html), ("--no-json", args.json),
+                      ("--no-html", args.html)):
+        flag = getattr(args, no[2:].replace("-", "_"))
+        if flag and given:
+            named = " ".join(f"{o} {p}" for o, p in (("--json", args.json),
+                                                      ("--html", args.html)) if p)
+            raise UsageError(f"{no} contradicts {named}: give one or the other")
+    if args.no_report:
+        return None, None
+    if args.json or args.html:
+        return args.json, args.html
+    return (None if args.no_json else DEFAULT_JSON), (None if args.no_html else DEFAULT_HTML)
+
+
+def check_output_paths(paths: Mapping[str, Path | None]) -> None:
+    """Before any work: each output path (by option) must be a file we can create or
+    replace, else a usage error naming the option and the path."""
+    for option, path in paths.items():
+        if path is None:
+            continue
+        if path.is_dir():
+            raise UsageError(f"{option} {path}: is a directory; give a file name")
+        folder = path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent  # missing folders are created when the file is written
+        if not folder.is_dir():
+            raise UsageError(f"{option} {path}: {folder} is not a folder")
+        try:  # the only reliable test (root, read-only mounts, /proc): create a file there
+            fd, probe = tempfile.mkstemp(prefix=".gradcheck-probe-", dir=folder)
+        except OSError as error:
+            raise UsageError(f"{option} {path}: cannot write there: "
+                             f"{error.strerror or error}") from None
+        os.close(fd)
+        os.unlink(probe)
+        if path.exists() and not os.access(path, os.W_OK):
+            raise UsageError(f"{option} {path}: the file is not writable")
 
 
 def write_outputs(results: Results, json_path: Path | None, html_path: Path | None) -> None:
@@ -382,10 +438,12 @@ def write_outputs(results: Results, json_path: Path | None, html_path: Path | No
 
 
 def _config(base: Mapping[str, Any], suite: Suite | None, checked: Sequence[PlannedOp],
-            skipped: Sequence[PlannedOp]) -> dict[str, Any]:
-    """What the results file records about the run (nothing that varies between runs)."""
+            skipped: Sequence[PlannedOp], policy: VerdictPolicy) -> dict[str, Any]:
+    """What the results file records about the run (nothing that varies between runs),
+    including the verdict policy, so ``gradcheck report`` judges it as this run did."""
     config: dict[str, Any] = {**(suite.defaults if suite is not None else {}), **base}
     config.setdefault("seed", 0)
+    config["fail_on"] = sorted(policy.fail_on)
     if suite is not None:
         config["suite"] = suite.name
     exceptions = {p.name: {"reason": p.reason, "allow": sorted(p.allow),
@@ -407,6 +465,8 @@ def run_command(args: argparse.Namespace, terminal: Terminal,
         # Workers are fresh processes that import only gradcheck's own ops.
         raise UsageError("--import cannot be combined with --jobs > 1 yet: the worker "
                          "processes would not register your ops; use --jobs 1")
+    json_path, html_path = output_paths(args)
+    check_output_paths({"--json": json_path, "--html": html_path})
     import_modules(args.imports)
     base = check_settings(args)
     checked, skipped, suite = plan_ops(args, registry, base)
@@ -414,10 +474,6 @@ def run_command(args: argparse.Namespace, terminal: Terminal,
     if not checked and not tf_rows:
         raise UsageError("nothing to check: the selection matches no op")
     tf_functions = resolve_tf_functions(tf_rows)
-    # Nothing named: both files go to reports/; otherwise exactly the files named.
-    defaults = not (args.json or args.html or args.no_report)
-    json_path = DEFAULT_JSON if defaults else args.json
-    html_path = DEFAULT_HTML if defaults else args.html
 
     reports: list[Report] = []
     environment: dict[str, Any] = {}
@@ -429,10 +485,12 @@ def run_command(args: argparse.Namespace, terminal: Terminal,
         if tf_rows:
             settings = {**(suite.defaults if suite else {}), **base}
             reports += check_tf_functions(tf_rows, tf_functions, settings, done)
+    policy = VerdictPolicy(fail_on, {p.name: Allowance(p.allow, p.reason)
+                                     for p in checked if p.allow})
     results = Results(reports=sorted(reports, key=lambda r: r.op),
-                      config=_config(base, suite, checked, skipped), environment=environment)
+                      config=_config(base, suite, checked, skipped, policy),
+                      environment=environment)
 
-    policy = FailPolicy(fail_on, {p.name: p.allow for p in checked if p.allow})
     terminal.summary(results, policy)
     terminal.findings(results, policy, limit=args.top)
     for p in skipped:

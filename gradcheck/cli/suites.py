@@ -40,8 +40,8 @@ from typing import Any
 import tomllib
 
 from gradcheck.checker.paths import PATHS
+from gradcheck.checker.policy import parse_allow
 from gradcheck.checker.references import known_references
-from gradcheck.checker.report import KINDS
 from gradcheck.checker.sampling import parse_signature
 from gradcheck.engine import Registry, UnknownOpError, default_registry
 
@@ -318,7 +318,7 @@ def _op_row(row: dict[str, Any], path: Path, index: int) -> OpRow:
         name=name,
         reason=reason.strip(),
         skip=skip,
-        allow=frozenset(_names(row.get("allow", []), KINDS, path, where, "allow")),
+        allow=_allow(row.get("allow", []), path, where),
         skip_paths=tuple(_names(row.get("skip_paths", []), PATHS, path, where, "skip_paths")),
         skip_references=tuple(_names(row.get("skip_references", []), REFERENCES, path, where,
                                      "skip_references")),
@@ -328,6 +328,16 @@ def _op_row(row: dict[str, Any], path: Path, index: int) -> OpRow:
         raise SuiteError(f"{path}: {where}: a row that changes how an op is checked needs a "
                          "'reason'")
     return op_row
+
+
+def _allow(value: Any, path: Path, where: str) -> frozenset[str]:
+    """A row's ``allow`` entries: finding kinds, or ``side:kind`` (see the verdict policy)."""
+    if not isinstance(value, list):
+        raise SuiteError(f"{path}: {where}: allow must be a list of strings, got {value!r}")
+    try:
+        return parse_allow(value, f"{path}: {where}: allow")
+    except ValueError as error:
+        raise SuiteError(str(error)) from None
 
 
 def _tf_row(row: dict[str, Any], path: Path, index: int) -> TfFunctionRow:

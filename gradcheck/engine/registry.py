@@ -61,14 +61,13 @@ class Registry:
         raise UnknownOpError(f"unknown op {name!r}{hint}")
 
     def select(self, patterns: Iterable[str]) -> list[Op]:
-        """Ops matching any pattern: a name, a glob (``'linalg.*'``) or a family."""
+        """Ops matching any pattern: a name, a glob of names (``'linalg.*'``: only ops whose
+        name matches, never ``dot`` of the linalg family) or a family (``'linalg'``)."""
         chosen: dict[str, Op] = {}
         for pattern in patterns:
             matched = [
                 op for op in self._ops.values()
-                if fnmatch.fnmatchcase(op.name, pattern)
-                or fnmatch.fnmatchcase(op.qualified_name, pattern)
-                or op.family == pattern
+                if fnmatch.fnmatchcase(op.name, pattern) or op.family == pattern
             ]
             if not matched:
                 matched = [self.get(pattern)]  # raises with suggestions
