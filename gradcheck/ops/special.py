@@ -20,7 +20,7 @@ import scipy.special as sp
 from gradcheck.domains import POSITIVE, REAL, UNIT, Domain
 from gradcheck.engine.op import Op, define_op
 from gradcheck.engine.tensor import value_of
-from gradcheck.ops.elementwise import exp, square
+from gradcheck.ops.elementwise import broadcast_static, exp, square
 from gradcheck.ops.rules import dtype_of, fit, unbroadcast
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -72,17 +72,22 @@ def _orders(op: str, n: Any) -> np.ndarray:
 
 
 erf: Op = _special("special.erf", lambda x: sp.erf(x),
-                   lambda x, out: TWO_OVER_SQRT_PI * exp(-square(x)))
+                   lambda x, out: TWO_OVER_SQRT_PI * exp(-square(x)),
+                   equivalents={"numpy": "special.erf", "tensorflow": "math.erf"})
 erfc: Op = _special("special.erfc", lambda x: sp.erfc(x),
-                    lambda x, out: -TWO_OVER_SQRT_PI * exp(-square(x)))
+                    lambda x, out: -TWO_OVER_SQRT_PI * exp(-square(x)),
+                    equivalents={"numpy": "special.erfc", "tensorflow": "math.erfc"})
 # erfinv'(x) = sqrt(pi)/2 exp(erfinv(x)^2) (TensorFlow's _ErfinvGrad uses the output).
 erfinv: Op = _special("special.erfinv", lambda x: sp.erfinv(x),
-                      lambda x, out: SQRT_PI_OVER_TWO * exp(square(out)), domain=UNIT)
+                      lambda x, out: SQRT_PI_OVER_TWO * exp(square(out)), domain=UNIT,
+                      equivalents={"numpy": "special.erfinv", "tensorflow": "math.erfinv"})
 lgamma: Op = _special("special.lgamma", lambda x: sp.gammaln(x), lambda x, out: digamma(x),
-                      domain=POSITIVE, reference=sp.gammaln, doc="log|Gamma(x)| (scipy's gammaln).")
+                      domain=POSITIVE, reference=sp.gammaln, doc="log|Gamma(x)| (scipy's gammaln).",
+                      equivalents={"numpy": "special.gammaln", "tensorflow": "math.lgamma"})
 gammaln = lgamma
 digamma: Op = _special("special.digamma", lambda x: sp.psi(x), lambda x, out: polygamma(1, x),
-                       domain=POSITIVE, doc="The digamma function psi = lgamma'.")
+                       domain=POSITIVE, doc="The digamma function psi = lgamma'.",
+                       equivalents={"numpy": "special.digamma", "tensorflow": "math.digamma"})
 psi = digamma
 
 
@@ -92,12 +97,18 @@ def _polygamma(n: Any, x: Any) -> Any:
     return np.asarray(sp.polygamma(orders, x)).astype(_float_dtype(x), copy=False)
 
 
+def _tf_polygamma(tf: Any, n: Any, x: Any) -> Any:
+    # tf.math.polygamma takes a float order, and inputs of one shape
+    return tf.math.polygamma(*broadcast_static(tf, tf.cast(n, tf.float64), x))
+
+
 polygamma: Op = define_op(
     "special.polygamma", _polygamma,
     vjp=(None, lambda g, out, n, x: unbroadcast(g * polygamma(value_of(n) + 1, x), x)),
     jvp=(None, lambda t, out, n, x: fit(t * polygamma(value_of(n) + 1, x), out)),
     family="special", nondiff_argnums=(0,), inputs=(Order(3), POSITIVE),
     shapes="(...),(...)",
+    equivalents={"numpy": "special.polygamma", "tensorflow": _tf_polygamma},
 )
 
 
