@@ -31,6 +31,20 @@ from gradcheck.engine import (
 
 __version__ = "0.1.0"
 
+
+def _plug_in() -> None:
+    """The composition root: the references and target kinds the checker offers, named
+    lazily (no framework, and not even the checker, is imported here)."""
+    from gradcheck.checker.references import register_reference, register_target_kind
+
+    register_reference("autograd", "gradcheck.oracles.autograd:AutogradReference")
+    register_reference("tensorflow", "gradcheck.oracles.tensorflow:TensorFlowReference")
+    register_target_kind("gradcheck.oracles.targets:is_framework_function",
+                         "gradcheck.oracles.targets:framework_target")
+
+
+_plug_in()
+
 if TYPE_CHECKING:
     from gradcheck.checker.api import assert_gradients, check
     from gradcheck.checker.report import Finding, Report, Results

@@ -103,17 +103,6 @@ def test_unknown_op_and_missing_inputs_are_clear_errors() -> None:
         check(lambda x: x)
 
 
-def test_external_reference_unavailable_until_an_oracle_is_wired(monkeypatch) -> None:
-    import gradcheck.oracles as oracles
-
-    monkeypatch.delattr(oracles, "reference_cells", raising=False)
-    report = check("sin", references=["numeric", "autograd"], examples=1, paths=["vjp"])
-    cells = [c for c in report.cells if c.reference == "autograd"]
-    assert cells and all(c.status == "unavailable" and c.note == "oracle not wired"
-                         for c in cells)
-    assert report.passed
-
-
 def test_reference_hook_receives_the_examples(monkeypatch) -> None:
     import gradcheck.oracles as oracles
 

@@ -21,8 +21,8 @@ from gradcheck.checker.convergence import convergence_data
 from gradcheck.checker.examine import ExampleResult, examine, plan
 from gradcheck.checker.explore import draw_examples, shrink, stream_seed
 from gradcheck.checker.paths import PATHS
-from gradcheck.checker.references import INTERNAL, known_references, reference_cells
-from gradcheck.checker.report import Finding, Report
+from gradcheck.checker.references import INTERNAL, Reference, get_reference, known_references
+from gradcheck.checker.report import Cell, Finding, Report
 from gradcheck.checker.session import Options
 from gradcheck.checker.targets import Target, as_target
 from gradcheck.checker.timeout import CheckTimeout, time_limit
@@ -37,6 +37,9 @@ DEFAULT_EXAMPLES = {"fast": 8, "full": 3}
 RESAMPLE_LIMIT = 3
 #: Predicate calls Hypothesis may spend shrinking one finding, and one check in all.
 SHRINK_BUDGET = (40, 160)
+#: Usable examples per check on which each external reference runs (its framework is much
+#: slower than the engine; the examples are the check's first, so the same every run).
+REFERENCE_EXAMPLES = 3
 
 
 def _names(value: Any, known: Sequence[str], what: str, default: Sequence[str]) -> tuple[str, ...]:
@@ -112,47 +115,89 @@ def _fail(report: Report, message: str, tb: str | None, stats: dict[str, Any]) -
     report.cells, report.stats, report.convergence = [], stats, {}
 
 
+def _external(t: Target, options: Options) -> tuple[list[Reference], list[Cell]]:
+    """The external references that can check ``t``, and cells for those that cannot
+    (``unavailable`` with the install hint, ``unsupported`` with the reason)."""
+    usable, cells = [], []
+    for name in options.references:
+        if name in INTERNAL:
+            continue
+        ref = get_reference(name)
+        if getattr(t, "framework", None) == name:
+            note = f"the target is itself written with {name}: its paths are {name}'s own"
+            cells += [Cell(p, name, "skipped", note=note) for p in options.paths]
+            continue
+        status, why = ref.status(), None
+        if status is None:
+            why = ref.supports(t)
+        if status is None and why is None:
+            usable.append(ref)
+            continue
+        state = "unavailable" if status else "unsupported"
+        cells += [Cell(p, name, state, note=status or why or "") for p in options.paths]
+    return usable, cells
+
+
+def _noted(cells: list[Cell], t: Target, references: list[Reference]) -> list[Cell]:
+    """What a reference says about its equivalent (e.g. a formula, not the framework's API)
+    added to its cells' notes."""
+    for ref in references:
+        note = getattr(ref, "note", lambda target: "")(t)
+        for c in cells:
+            if note and c.reference == ref.name:
+                c.note = "; ".join(filter(None, [c.note, note]))
+    return cells
+
+
 def _run(report: Report, t: Target, options: Options, count: int) -> None:
     unsupported = {p: why for p, why in t.unsupported().items() if p in options.paths}
     active = Options(tuple(p for p in options.paths if p not in unsupported),
                      options.references, options.mode)
-    pairs = [(p, r) for p, r, _ in plan(options)]
-    collector = Collector(pairs)
+    references, ref_cells = _external(t, options)
+    sides = tuple(r.name for r in references)
+    pairs = [(p, r) for p, r, _ in plan(options)] + [(p, r) for r in sides for p in
+                                                      options.paths]
+    collector = Collector(pairs, sides)
     stats: dict[str, Any] = {"examples": {}, "skipped": {"nonfinite": 0, "kink": 0},
                              "cleared_by_full_mode": 0, "evaluations": {}, "shrink_calls": 0}
     kinks: list[tuple[ExampleResult, Any]] = []
     used: dict[str, list[Any]] = {}
+    ref_dtype = "float64" if "float64" in report.dtypes else report.dtypes[0]
     for dtype in report.dtypes:
         seed = stream_seed(report.seed, t.name, dtype)
-        results = _explore(t, active, dtype, count, seed, stats)
+        refs = references if dtype == ref_dtype else []
+        results = _explore(t, active, dtype, count, seed, stats, refs)
         used[dtype] = [r.example for r in results if r.skipped is None]
         for r in results:
             collector.add(r)
             if r.skipped == "kink":
                 kinks.append((r, dtype))
-    findings = _findings(t, active, report, collector, stats, _draws(count))
+    by_side = {r.name: r for r in references}
+    findings = _findings(t, active, report, collector, stats, _draws(count), by_side)
     findings += _unsupported(t.name, unsupported)
     findings += _nondifferentiable(t.name, kinks)
-    cells = collector.build_cells(unsupported)
-    evaluated = [e for d in report.dtypes for e in used[d]]
-    ext_cells, ext_findings = reference_cells(t, evaluated, options.references, options.paths)
-    report.cells = cells + ext_cells
-    report.findings = sort_findings(findings + ext_findings)
+    report.cells = _noted(collector.build_cells(unsupported), t, references) + ref_cells
+    report.findings = sort_findings(findings)
     report.stats = stats
     first = next((e for d in ("float64", *report.dtypes) for e in used.get(d, [])), None)
     if first is not None and active.paths:
-        report.convergence = convergence_data(t, first, active)
+        try:
+            report.convergence = convergence_data(t, first, active)
+        except Exception as e:  # noqa: BLE001 - a plot's data never takes a verdict with it
+            stats["convergence_error"] = f"{type(e).__name__}: {e}"
 
 
 def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,
-             stats: dict[str, Any]) -> list[ExampleResult]:
-    """Examples until ``count`` are usable: overflowing or kinked ones are re-sampled."""
+             stats: dict[str, Any], references: list[Reference]) -> list[ExampleResult]:
+    """Examples until ``count`` are usable: overflowing or kinked ones are re-sampled.  The
+    external ``references`` run on the first :data:`REFERENCE_EXAMPLES` usable ones."""
     drawn = draw_examples(t.strategy(dtype), _draws(count), seed)
     results, usable = [], 0
     for example in drawn:
         if usable >= count:
             break
-        r = examine(t, example, options)
+        r = examine(t, example, options,
+                    references=references if usable < REFERENCE_EXAMPLES else [])
         results.append(r)
         stats["cleared_by_full_mode"] += r.cleared
         for k, n in r.counts.items():
@@ -171,23 +216,33 @@ def _draws(count: int) -> int:
 
 
 def _findings(t: Target, options: Options, report: Report, collector: Collector,
-              stats: dict[str, Any], draws: int) -> list[Finding]:
+              stats: dict[str, Any], draws: int,
+              references: dict[str, Reference]) -> list[Finding]:
     out, spent = [], 0
     per, total = SHRINK_BUDGET
     for key in sorted(collector.first):
         outcome, example = collector.first[key]
-        kind, path, ref = key
-        if kind == "dependence_leak" and ("value_leak", path, ref) in collector.first:
+        kind, path, ref, side = key
+        if kind == "dependence_leak" and ("value_leak", path, ref, side) in collector.first:
             continue  # reading the dummy is implied by a value leak
         shrunk = False
         if kind in SHRINKABLE and spent < total:
-            def shows(ex: Any, kind: str = kind, path: str = path, ref: str = ref) -> Any:
-                r = examine(t, ex, options, only=[(path, ref)])
-                match = [o for o in r.outcomes if o.key == (kind, path, ref)]
+            refs = [references[n] for n in (side, ref) if n in references]
+
+            def shows(ex: Any, key: tuple[str, str, str, str] = key,
+                      refs: list[Reference] = refs) -> Any:
+                only = [key[1:]]
+                if key[2] in references:  # a disagreement: judged with both numeric checks
+                    only += [(key[1], "numeric", ""), (key[1], "numeric", key[2])]
+                r = examine(t, ex, options, only=only, references=refs)
+                match = [o for o in r.outcomes if o.key == key]
                 return (match[0], ex) if match else None
             seed = stream_seed(report.seed, t.name, example.dtype)
-            found, calls = shrink(t.strategy(example.dtype), draws, seed, shows,
-                                  min(per, total - spent))
+            try:
+                found, calls = shrink(t.strategy(example.dtype), draws, seed, shows,
+                                      min(per, total - spent))
+            except Exception:  # noqa: BLE001 - the finding stands unshrunk
+                found, calls = None, min(per, total - spent)
             spent += calls
             if found is not None:
                 outcome, example = found

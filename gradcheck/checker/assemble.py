@@ -46,7 +46,8 @@ def finding(op: str, outcome: Outcome, example: Example, **details: Any) -> Find
         tolerance=v.tolerance if v else math.nan,
         counterexample=counterexample(example, outcome),
         worst_index=outcome.worst_index, traceback=outcome.traceback,
-        details={**outcome.details, **details, "dtype": example.dtype})
+        details={**outcome.details, **details, "dtype": example.dtype},
+        attributed_to=outcome.side or outcome.details.get("attributed_to", ""))
 
 
 _ORDER = {"failure": 0, "warning": 1, "info": 2}
@@ -92,21 +93,28 @@ class Collector:
     """Cells and first failures of one target, over its dtypes and examples."""
 
     pairs: list[tuple[str, str]]
+    #: External references (their cells gather every outcome of their side).
+    sides: tuple[str, ...] = ()
     cells: dict[tuple[str, str], CellStats] = field(default_factory=dict)
-    first: dict[tuple[str, str, str], tuple[Outcome, Example]] = field(default_factory=dict)
-    failing_dtypes: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
-    structural: dict[str, set[str]] = field(default_factory=dict)
+    first: dict[tuple[str, str, str, str], tuple[Outcome, Example]] = field(
+        default_factory=dict)
+    failing_dtypes: dict[tuple[str, str, str, str], list[str]] = field(default_factory=dict)
+    structural: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    notes: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def add(self, result: ExampleResult) -> None:
         dtype = result.example.dtype
         for o in result.outcomes:
+            column = o.side or o.reference
             if o.reference == STRUCTURE:
-                self.structural.setdefault(o.path, set()).add(o.kind or "")
-            elif (o.path, o.reference) in self.pairs:
-                self.cells.setdefault((o.path, o.reference), CellStats()).add(o)
+                self.structural.setdefault((o.path, o.side), set()).add(o.kind or "")
+                if o.side and o.kind:
+                    self.notes.setdefault((o.path, o.side), o.message)
+            elif (o.path, column) in self.pairs:
+                self.cells.setdefault((o.path, column), CellStats()).add(o)
             if o.kind is None or o.kind == "nondifferentiable":
                 continue
-            key = (o.kind, o.path, o.reference)
+            key = o.key
             self.first.setdefault(key, (o, result.example))
             dtypes = self.failing_dtypes.setdefault(key, [])
             if dtype not in dtypes:
@@ -120,10 +128,20 @@ class Collector:
                 continue
             stats = self.cells.get((path, ref), CellStats())
             status, note = stats.status(), ""
-            broken = sorted(self.structural.get(path, set()) - {""})
-            if broken:
-                status = "error" if broken == ["error"] else "fail"
-                note = f"{path} failed structurally: {', '.join(broken)}"
+            side = ref if ref in self.sides else ""
+            broken = set(self.structural.get((path, side), set()))
+            if side:
+                broken |= self.structural.get(("forward", side), set())
+            broken = broken - {""}
+            if broken == {"unsupported"}:
+                if not stats.examples:
+                    status = "unsupported"
+                note = self.notes.get((path, side)) or self.notes.get(("forward", side), "")
+            elif broken - {"unsupported"}:
+                bad = sorted(broken - {"unsupported"})
+                status = "error" if bad == ["error"] else "fail"
+                note = self.notes.get((path, side)) or self.notes.get(("forward", side)) or \
+                    f"{path} failed structurally: {', '.join(bad)}"
             v = stats.worst.verdict if stats.worst else None
             out.append(Cell(path, ref, status, v.max_abs_err if v else math.nan,
                             v.tolerance if v else math.nan, stats.examples, note))

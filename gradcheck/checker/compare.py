@@ -33,7 +33,8 @@ LinearMap = Callable[[Arrays], Arrays]
 @dataclass
 class Outcome:
     """One comparison or check on one example.  ``kind`` is None when it passed, else the
-    finding kind; ``directions`` holds the tangents/cotangents that reproduce it."""
+    finding kind; ``directions`` holds the tangents/cotangents that reproduce it; ``side``
+    is "" when the checked target computed the path, else the reference framework that did."""
 
     path: str
     reference: str
@@ -44,10 +45,16 @@ class Outcome:
     directions: dict[str, Any] = field(default_factory=dict)
     worst_index: list[int] | None = None
     traceback: str | None = None
+    side: str = ""
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.kind or "pass", self.path, self.reference)
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.kind or "pass", self.path, self.reference, self.side)
+
+    @property
+    def check(self) -> tuple[str, str, str]:
+        """Which check produced it: (path, reference, side)."""
+        return (self.path, self.reference, self.side)
 
 
 def flat(arrays: Sequence[Any]) -> np.ndarray:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import traceback
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from gradcheck.checker.agreement import examine_reference
 from gradcheck.checker.checks import linearity_check, numeric_check, self_check
 from gradcheck.checker.compare import Outcome
 from gradcheck.checker.leaks import leak_check
+from gradcheck.checker.references import Reference
 from gradcheck.checker.sampling import Example
 from gradcheck.checker.session import STRUCTURE, Options, Session, Skip, Stop
 from gradcheck.checker.targets import Target
@@ -58,14 +60,18 @@ def _structure_only(sess: Session, path: str) -> None:
 
 
 def examine(target: Target, example: Example, options: Options,
-            only: Iterable[tuple[str, str]] | None = None) -> ExampleResult:
-    """Every check of ``options`` on ``example``; with ``only``, just the checks producing
-    those (path, reference) pairs (used while shrinking a counterexample).
+            only: Iterable[tuple[str, str, str]] | None = None,
+            references: Sequence[Reference] = ()) -> ExampleResult:
+    """Every check of ``options`` on ``example``, then the same checks on each of
+    ``references``' problems for the target and their agreement with the target; with
+    ``only``, just the checks producing those (path, reference, side) triples (used while
+    shrinking a counterexample).
 
     Floating-point warnings of the op (overflow at large inputs) are silenced: non-finite
     values are judged explicitly, and a warning must not turn into an exception."""
     with quiet():
-        return _examine(target, example, options, only)
+        result = _examine(target, example, options, only, references)
+    return result
 
 
 @contextmanager
@@ -77,7 +83,8 @@ def quiet() -> Iterator[None]:
 
 
 def _examine(target: Target, example: Example, options: Options,
-             only: Iterable[tuple[str, str]] | None) -> ExampleResult:
+             only: Iterable[tuple[str, str, str]] | None,
+             references: Sequence[Reference]) -> ExampleResult:
     wanted = None if only is None else set(only)
     result = ExampleResult(example)
     try:
@@ -87,6 +94,32 @@ def _examine(target: Target, example: Example, options: Options,
                                        message=f"{target.name}: cannot bind the example: {e}",
                                        traceback=traceback.format_exc()))
         return result
+    result.skipped = _run_checks(sess, options, _wanted(wanted, ""))
+    outcomes = list(sess.outcomes)
+    if result.skipped is None and not any(o.path == "forward" for o in outcomes):
+        for ref in references:
+            mine = _wanted(wanted, ref.name)
+            if mine is None or mine:
+                outcomes += examine_reference(sess, ref, mine, _run_checks)
+    result.outcomes = outcomes
+    result.counts = sess.counts()
+    result.cleared = sess.cleared
+    return result
+
+
+def _wanted(wanted: set[tuple[str, str, str]] | None,
+            side: str) -> set[tuple[str, str]] | None:
+    """The (path, reference) checks to run on ``side``'s session (a reference's session also
+    runs its agreement with the target, keyed (path, <reference>, ""))."""
+    if wanted is None:
+        return None
+    return {(p, r) for p, r, s in wanted if s == side or (side and r == side and not s)}
+
+
+def _run_checks(sess: Session, options: Options, wanted: set[tuple[str, str]] | None,
+                ) -> str | None:
+    """Every planned check on ``sess`` (or those producing ``wanted`` pairs); returns why the
+    example is skipped, or None."""
     steps = plan(options)
     if wanted is not None:
         steps = [s for s in steps if (s[0], s[1]) in wanted]
@@ -105,10 +138,7 @@ def _examine(target: Target, example: Example, options: Options,
                 except Stop:
                     continue
     except Skip as skip:
-        result.skipped = skip.reason
+        return skip.reason
     except Stop:
         pass  # the forward itself failed: recorded
-    result.outcomes = sess.outcomes
-    result.counts = sess.counts()
-    result.cleared = sess.cleared
-    return result
+    return None

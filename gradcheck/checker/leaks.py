@@ -45,7 +45,7 @@ def dummies(sess: Session) -> dict[str, list[np.ndarray]]:
 
 def _blame(sess: Session) -> str:
     grad_op = sess.target.grad_op
-    if grad_op:
+    if grad_op and not sess.side:
         return (f"the VJP of the gradient op {grad_op!r} (which {sess.target.name}'s VJP calls) "
                 "is not linear in its upstream-gradient input")
     return "some VJP rule, differentiated again, is not linear in its upstream gradient"
@@ -86,11 +86,16 @@ def leak_check(sess: Session, path: str = "double_vjp") -> None:
             f"from dummy zeros ({describe(verdict)} at {at}); {_blame(sess)}",
             {"dummy": name}, {"tangent": u, "dummy": dummies(sess)[name]}, index))
     elif _reads_dummy(sess):
-        what = f" (gradient op {sess.target.grad_op!r})" if sess.target.grad_op else ""
+        what = f" (gradient op {sess.target.grad_op!r})" if sess.target.grad_op and \
+            not sess.side else ""
+        # a problem that can say how it reads the dummy (TensorFlow's graph) says so
+        how: dict[str, Any] = getattr(sess.problem, "dependence_details", lambda: {})()
+        said = f", {how['meaning']} (path: {' -> '.join(how['dependence_path'])})" \
+            if how else ""
         sess.record(Outcome(
             path, "dummy", "dependence_leak", verdict,
             "the double-VJP JVP is computed from the dummy cotangent although its value does "
-            f"not depend on it{what}: a placeholder dummy would have to be fed",
-            {"dummy": "zeros"}, {"tangent": u}))
+            f"not depend on it{what}: a placeholder dummy would have to be fed{said}",
+            {"dummy": "zeros", **how}, {"tangent": u}))
     else:
         sess.record(Outcome(path, "dummy", None, verdict))

@@ -19,10 +19,12 @@ import numpy as np
 
 from gradcheck.checker.compare import Linearization, Outcome, top
 from gradcheck.checker.paths import InputMutated
+from gradcheck.checker.references import Unsupported
 from gradcheck.checker.sampling import Example
 from gradcheck.checker.targets import Problem, Target, with_dtype
 from gradcheck.checker.tolerances import Tolerances, conditioning
 from gradcheck.engine import RuleError
+from gradcheck.ops.refs import NoEquivalent
 
 __all__ = ["Options", "Session", "Stop", "Skip", "STRUCTURE", "FLAG"]
 
@@ -72,12 +74,21 @@ def _same_bits(a: Any, b: Any) -> bool:
 
 
 class Session:
-    """The target at one example, in the example's dtype (and in float64 for references)."""
+    """The target at one example, in the example's dtype (and in float64 for references).
 
-    def __init__(self, target: Target, example: Example, options: Options) -> None:
+    With ``problem`` and ``side``, the session is a reference framework's own problem for the
+    target at this (float64) example: every check runs on it the same way, and its outcomes
+    are stamped with ``side``."""
+
+    def __init__(self, target: Target, example: Example, options: Options,
+                 problem: Problem | None = None, side: str = "",
+                 rebind: Callable[[Example], Problem] | None = None) -> None:
         self.target, self.example, self.options = target, example, options
         self.dtype = example.dtype
-        self.problem: Problem = target.bind(example)
+        self.side = side
+        #: How this side binds another example (the perturbed one), for a reference's session.
+        self.rebind = rebind
+        self.problem: Problem = target.bind(example) if problem is None else problem
         self.reference_problem: Problem = self.problem if self.dtype == "float64" else \
             target.bind(with_dtype(example, "float64"))
         self.x = [np.asarray(p) for p in self.problem.primals]
@@ -93,7 +104,10 @@ class Session:
         self.tol = Tolerances(self.dtype, conditioning(self.x), self._factor())
 
     def _factor(self) -> float:
-        return self.target.tolerance.factor if self.target.tolerance is not None else 1.0
+        factor = self.target.tolerance.factor if self.target.tolerance is not None else 1.0
+        # a framework known to be less accurate than the allowance declares by how much
+        accuracy = getattr(self.problem, "accuracy", None)
+        return factor * (accuracy[0] if accuracy else 1.0)
 
     def _coarsest(self) -> None:
         """Tolerances in the least precise dtype among the primals and the outputs."""
@@ -118,6 +132,10 @@ class Session:
 
     # -- outcomes ---------------------------------------------------------------------------
     def record(self, outcome: Outcome) -> Outcome:
+        if self.side:
+            outcome.side = self.side
+            if outcome.message and not outcome.message.startswith(self.side):
+                outcome.message = f"{self.side}'s {self.target.name}: {outcome.message}"
         self.outcomes.append(outcome)
         return outcome
 
@@ -143,6 +161,8 @@ class Session:
         except RuleError as e:
             kind = e.kind if e.kind in ("shape", "dtype") else "error"
             self._fail(path, kind, f"{path}: {e}", traceback.format_exc(), directions)
+        except (Unsupported, NoEquivalent) as e:  # it cannot compute this path: its reason
+            self._fail(path, "unsupported", f"{path}: unsupported: {e}", None, directions)
         except InputMutated as e:
             self._fail(path, "input_mutated", f"{path} wrote into its inputs: {e}", None,
                        directions)
@@ -272,9 +292,11 @@ class Session:
                             scale=self.example.scale, seed=self.example.seed,
                             shapes=self.example.shapes)
             try:
-                other = Session(self.target, moved, self.options)
+                problem = self.rebind(moved) if self.rebind is not None else None
+                other = Session(self.target, moved, self.options, problem, self.side,
+                                self.rebind)
                 other.forward()
-            except (Skip, Stop):
+            except Exception:  # noqa: BLE001 - Skip, Stop, or the reference refused it
                 return None
             self._perturbed = other
         return self._perturbed

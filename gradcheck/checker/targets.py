@@ -25,6 +25,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from gradcheck.checker.paths import PATHS, SECOND_ORDER, EngineProblem
+from gradcheck.checker.references import TARGET_KINDS, load, register_target_kind
 from gradcheck.checker.sampling import Example, examples
 from gradcheck.domains import Domain, Tolerance
 from gradcheck.engine import Op, Registry, default_registry
@@ -227,24 +228,14 @@ def _name(fn: Any) -> str:
     return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn))
 
 
-_KINDS: list[tuple[Callable[[Any], bool], Callable[..., Target]]] = []
-
-
-def register_target_kind(accepts: Callable[[Any], bool], factory: Callable[..., Target]) -> None:
-    """Teach :func:`as_target` a new kind of target: ``factory(obj, inputs=...)`` builds the
-    :class:`Target` for any ``obj`` that ``accepts(obj)``.  Later registrations win."""
-    _KINDS.insert(0, (accepts, factory))
-
-
 def as_target(target: Any, inputs: Any = None, registry: Registry | None = None) -> Target:
     """The :class:`Target` for ``target``: a Target, an op name or an ``Op`` (``inputs``:
     optional arrays to check at), or a function (``inputs``: example arrays or domains)."""
     if isinstance(target, Target):
         return target
-    import gradcheck.oracles  # noqa: F401 - registers TensorFlow/autograd functions (imports neither)
-    for accepts, factory in _KINDS:
-        if accepts(target):
-            return factory(target, inputs=inputs)
+    for accepts, factory in TARGET_KINDS:
+        if load(accepts)(target):
+            return load(factory)(target, inputs=inputs)
     if isinstance(target, str):
         return OpTarget((registry or default_registry).get(target), inputs)
     if isinstance(target, Op):

@@ -51,7 +51,6 @@ __all__ = [
     "get_oracle",
     "has_equivalent",
     "ops_with_equivalents",
-    "reference_cells",
     "unavailable_status",
 ]
 
@@ -96,14 +95,6 @@ def available_references() -> dict[str, str | None]:
     return {name: get_oracle(name).status() for name in REFERENCE_NAMES}
 
 
-def reference_cells(target: Any, examples: Any, references: Any, paths: Any) -> Any:
-    """The checker's hook: cells and findings of ``references`` for ``target`` (see
-    :func:`gradcheck.oracles.cells.reference_cells`)."""
-    from gradcheck.oracles.cells import reference_cells as cells
-
-    return cells(target, examples, references, paths)
-
-
 def framework_target(fn: Any, inputs: Any = None, **options: Any) -> Any:
     """A TensorFlow or autograd function as a checker target (see
     :func:`gradcheck.oracles.targets.framework_target`)."""
@@ -111,12 +102,3 @@ def framework_target(fn: Any, inputs: Any = None, **options: Any) -> Any:
 
     return build(fn, inputs, **options)
 
-
-def _register_targets() -> None:
-    # gradcheck.check(fn) recognises TensorFlow and autograd functions once this ran
-    from gradcheck.oracles.targets import register
-
-    register()
-
-
-_register_targets()

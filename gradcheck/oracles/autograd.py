@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 
 from gradcheck.oracles.autograd_problem import autograd_errors, autograd_module
-from gradcheck.oracles.base import Oracle
+from gradcheck.oracles.base import EquivalentReference, Oracle
 from gradcheck.oracles.inputs import Call, Output, pack_output, per_output
 
-__all__ = ["AutogradOracle"]
+__all__ = ["AutogradOracle", "AutogradReference"]
 
 
 class AutogradOracle(Oracle):
@@ -107,3 +107,21 @@ class AutogradOracle(Oracle):
         with autograd_errors(call.name, "second-order"):
             hvp = ag.grad(along)(tuple(call.primals))
         return [np.asarray(h, dtype=np.float64) for h in hvp]
+
+
+class AutogradReference(EquivalentReference):
+    """autograd as a reference of the checker: the op's ``"autograd"`` (or ``"numpy"``)
+    equivalent, differentiated by :class:`AutogradProblem` in float64."""
+
+    name = "autograd"
+
+    def oracle(self) -> Oracle:
+        return AutogradOracle()
+
+    def problem(self, fn: Callable[..., Any], args: Any, positions: Any, name: str) -> Any:
+        from gradcheck.oracles.autograd_problem import AutogradProblem
+
+        return AutogradProblem(fn, args, positions, name)
+
+    def namespace(self, module: ModuleType) -> Any:
+        return module.numpy

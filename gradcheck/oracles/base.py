@@ -20,13 +20,15 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checker.references import Unsupported as _CheckerUnsupported
 from gradcheck.oracles.inputs import Call, Output, make_call, tangents_for
 
-__all__ = ["Unsupported", "Unavailable", "NoEquivalent", "Oracle", "unavailable_status"]
+__all__ = ["Unsupported", "Unavailable", "NoEquivalent", "Oracle", "EquivalentReference",
+           "unavailable_status"]
 
 
-class Unsupported(Exception):
-    """The framework does not offer this derivative path for the function (reason in message)."""
+# The checker's: a framework that cannot compute something (never a wrong derivative).
+Unsupported = _CheckerUnsupported
 
 
 class Unavailable(Exception):
@@ -157,3 +159,67 @@ class Oracle(abc.ABC):
     @abc.abstractmethod
     def _hvp(self, call: Call, tangents: list[np.ndarray], cotangent: Any) -> list[np.ndarray]:
         """Framework hook for :meth:`hvp`."""
+
+
+class EquivalentReference:
+    """A framework as a reference of the checker: a registry op's declared equivalent
+    (``equivalents=`` with the op), run by the framework's :class:`Problem` adapter.
+
+    Subclasses set ``name`` and implement :meth:`oracle` and :meth:`problem`."""
+
+    name: str = ""
+
+    @abc.abstractmethod
+    def oracle(self) -> Oracle:
+        """The framework's oracle (its lazy import and status)."""
+
+    @abc.abstractmethod
+    def problem(self, fn: Callable[..., Any], args: Sequence[Any], positions: Sequence[int],
+                name: str) -> Any:
+        """The framework's Problem for ``fn(*args)``, differentiated at ``positions``."""
+
+    def status(self) -> str | None:
+        return self.oracle().status()
+
+    def supports(self, target: Any) -> str | None:
+        from gradcheck.oracles.equivalents import equivalence
+
+        if not hasattr(target, "op") or not hasattr(target, "positions"):
+            return f"no equivalent in {self.name}: the target is not a registry op"
+        if equivalence(self.name, target.name) is None:
+            return f"no equivalent in {self.name}"
+        return None
+
+    def note(self, target: Any) -> str:
+        """Said in the report of the op's cells: an equivalent written as a formula."""
+        from gradcheck.ops.refs import formula_reason
+        from gradcheck.oracles.equivalents import equivalence
+
+        equiv = equivalence(self.name, target.name)
+        why = formula_reason(equiv.fn) if equiv is not None else None
+        notes = [f"{self.name} has no API for this op; its equivalent is a formula: {why}"
+                 if why else "", f"tolerance x{equiv.accuracy[0]:g}: {equiv.accuracy[1]}"
+                 if equiv is not None and equiv.accuracy else ""]
+        return "; ".join(n for n in notes if n)
+
+    def bind(self, target: Any, example: Any) -> Any:
+        from gradcheck.oracles.equivalents import equivalence
+
+        equiv = equivalence(self.name, target.name)
+        if equiv is None:
+            raise Unsupported(f"no equivalent in {self.name}")
+        module = self.oracle().load()
+        params = dict(example.params)
+        namespace = self.namespace(module)
+
+        def fn(*args: Any) -> Any:
+            return equiv.fn(namespace, *args, **params)
+
+        fn.__name__ = f"{self.name}:{target.name}"
+        problem = self.problem(fn, example.args, target.positions(example), fn.__name__)
+        problem.accuracy = equiv.accuracy
+        return problem
+
+    def namespace(self, module: ModuleType) -> Any:
+        """What the equivalents receive: the framework's module by default."""
+        return module

@@ -25,12 +25,13 @@ import numpy as np
 
 from gradcheck.checker.paths import SECOND_ORDER
 from gradcheck.checker.sampling import Example
-from gradcheck.checker.targets import FunctionTarget, Problem, register_target_kind
+from gradcheck.checker.targets import FunctionTarget, Problem
 from gradcheck.domains import Domain
 from gradcheck.oracles.base import Unsupported
 from gradcheck.oracles.inputs import function_name
 
-__all__ = ["FRAMEWORKS", "FrameworkTarget", "framework_of", "framework_target", "register"]
+__all__ = ["FRAMEWORKS", "FrameworkTarget", "framework_of", "framework_target",
+           "is_framework_function"]
 
 #: Module prefixes of the frameworks a function can be written in.
 FRAMEWORKS = {"tensorflow": ("tensorflow", "keras", "tf_keras"), "autograd": ("autograd",)}
@@ -193,13 +194,7 @@ def framework_target(fn: Callable[..., Any], inputs: Sequence[Any] | None = None
     return FrameworkTarget(fn, inputs, framework=framework, **options)
 
 
-_REGISTERED = False
-
-
-def register() -> None:
-    """Teach ``gradcheck.check`` to recognise TensorFlow and autograd functions (once)."""
-    global _REGISTERED
-    if not _REGISTERED:
-        register_target_kind(lambda obj: framework_of(obj) is not None,
-                             lambda obj, inputs=None: framework_target(obj, inputs))
-        _REGISTERED = True
+def is_framework_function(obj: Any) -> bool:
+    """Whether ``gradcheck.check`` should treat ``obj`` as a TensorFlow or autograd function
+    (registered as a target kind at the composition root)."""
+    return framework_of(obj) is not None

@@ -17,12 +17,13 @@ TensorFlow 2.21).  Hence ``jvp_is_independent = False``.  It also differentiates
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from gradcheck.oracles.base import Oracle
+from gradcheck.oracles.base import EquivalentReference, Oracle
 from gradcheck.oracles.inputs import Call, Output, pack_output, per_output
 from gradcheck.oracles.tf_graph import build_double_vjp_graph
 from gradcheck.oracles.tf_support import (
@@ -33,7 +34,7 @@ from gradcheck.oracles.tf_support import (
     outputs_of,
 )
 
-__all__ = ["TensorFlowOracle"]
+__all__ = ["TensorFlowOracle", "TensorFlowReference"]
 
 
 class TensorFlowOracle(Oracle):
@@ -108,3 +109,19 @@ class TensorFlowOracle(Oracle):
                                  output_gradients=[tf.constant(t) for t in tangents],
                                  unconnected_gradients=zero)
         return [np.asarray(h, dtype=np.float64) for h in dense(tf, hvp)]
+
+
+class TensorFlowReference(EquivalentReference):
+    """TensorFlow as a reference of the checker: the op's ``"tensorflow"`` equivalent, run by
+    :class:`~gradcheck.oracles.tf_problem.TensorFlowProblem` in float64 (its double-VJP in
+    graph mode with a placeholder dummy, so its dummy leaks are found by the same checks)."""
+
+    name = "tensorflow"
+
+    def oracle(self) -> Oracle:
+        return TensorFlowOracle()
+
+    def problem(self, fn: Callable[..., Any], args: Any, positions: Any, name: str) -> Any:
+        from gradcheck.oracles.tf_problem import TensorFlowProblem
+
+        return TensorFlowProblem(fn, args, positions, name)

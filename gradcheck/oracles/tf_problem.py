@@ -49,6 +49,7 @@ class TensorFlowProblem:
         self.counts: Counter[str] = Counter()
         self._graph: DoubleVjpGraph | None = None
         self._reads_dummy = False
+        self._dependence: Any = None
         self._call: Call | None = None
 
     # -- helpers ------------------------------------------------------------------------------
@@ -102,14 +103,28 @@ class TensorFlowProblem:
         call = self._checked(primals)
         if self._graph is None:
             self._graph = build_double_vjp_graph(self.tf, call)
-            self._reads_dummy = trace_dependence(
+            self._dependence = trace_dependence(
                 [d.op for d in self._graph.dummies],
-                [t for t in self._graph.jvp if t is not None]).kind != "none"
+                [t for t in self._graph.jvp if t is not None])
+            self._reads_dummy = self._dependence.kind != "none"
         built = self._graph
         feed = built.feed(call, [np.asarray(t, dtype=np.float64) for t in tangents],
                           [np.asarray(d, dtype=np.float64) for d in dummies])
         with self.tf.compat.v1.Session(graph=built.graph) as session:
             return built.run(session, built.jvp, built.out_shapes, feed), self._reads_dummy
+
+    def dependence_details(self) -> dict[str, Any]:
+        """How the double-VJP graph reads the dummy (for a dependence-leak finding): the kind
+        of the strongest path from its placeholder (control < shape < data), and that path."""
+        dep = self._dependence
+        if dep is None or dep.kind == "none":
+            return {}
+        meaning = {"control": "only through control dependencies: any value of the right "
+                              "shape would do",
+                   "shape": "only its shape is read: any value of the right shape would do",
+                   "data": "its values are read (they cancel out of the result)"}[dep.kind]
+        return {"dependence": dep.kind, "dependence_path": list(dep.path),
+                "meaning": meaning, "tf_version": str(self.tf.__version__)}
 
     def hvp_fwd_rev(self, primals: Sequence[Any], cotangents: Sequence[Any],
                     tangents: Sequence[Any], cotangent_tangents: Sequence[Any]) -> Arrays:

@@ -1,0 +1,163 @@
+"""A reference framework inside the one checker: its problem checked like the target's, and
+its paths compared with the target's.
+
+At one example the reference binds its own :class:`~gradcheck.checker.targets.Problem` for
+the target (in float64).  Its outputs are sign-aligned where the op declares a gauge, its
+forward must agree with the target's (else the equivalent, or the framework's forward, is
+wrong and nothing else is compared), then every planned check runs on it in a
+:class:`~gradcheck.checker.session.Session` of its own: the same directions (drawn from the
+same seed and names), the same numeric reference (the first-order linearization is shared
+with the target's session, so no extra evaluations), the same tolerances.  Its outcomes carry
+``side=<reference>``, so its wrong derivatives are findings attributed to the framework.
+
+Last, each path of the reference is compared with the target's at rounding-level tolerance;
+a disagreement says which side the numeric reference supports.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from gradcheck.checker.checks import describe
+from gradcheck.checker.compare import Outcome, flat, top, where
+from gradcheck.checker.gauge import SignAligned, align_signs
+from gradcheck.checker.references import Reference, Unsupported
+from gradcheck.checker.session import STRUCTURE, Session, Stop
+from gradcheck.checker.targets import with_dtype
+from gradcheck.checker.tolerances import elementwise
+
+__all__ = ["examine_reference", "LINEARIZATION"]
+
+#: The linearization each path's value lives on (its natural scale).
+LINEARIZATION = {"vjp": "f", "jvp": "f", "double_vjp": "f", "hvp_fwd_rev": "G",
+                 "hvp_rev_rev": "G", "hvp_rev_fwd": "K"}
+
+RunChecks = Callable[[Session, Any, Any], "str | None"]
+
+
+def _arrays(path: str, value: Any) -> list[np.ndarray]:
+    if path == "double_vjp":
+        value = value[0]
+    if isinstance(value, tuple):
+        return [np.asarray(a) for part in value for a in part]
+    return [np.asarray(a) for a in value]
+
+
+def _bind(sess: Session, ref: Reference) -> tuple[Any, Outcome | None]:
+    """How the reference binds an example (sign-aligned to the target), or why it cannot."""
+    side, name = ref.name, sess.target.name
+    example = with_dtype(sess.example, "float64")
+    try:
+        problem = ref.bind(sess.target, example)
+        theirs = [np.asarray(o) for o in problem.forward(problem.primals)]
+    except Unsupported as e:
+        return None, Outcome("forward", STRUCTURE, "unsupported", side=side,
+                             message=f"{side} cannot compute {name} here: {e}")
+    except Exception as e:  # noqa: BLE001 - a framework's crash is reported, never raised
+        return None, Outcome("forward", STRUCTURE, "error", side=side,
+                             message=f"{side}'s equivalent of {name} raised "
+                                     f"{type(e).__name__}: {e}", traceback=traceback.format_exc())
+    factors = align_signs(getattr(sess.target, "gauge", ()), theirs, sess.outs)
+
+    def bind(ex: Any) -> Any:
+        bound = ref.bind(sess.target, ex)
+        return bound if factors is None else SignAligned(bound, factors)
+    return bind, None
+
+
+def _forward_differs(sess: Session, rs: Session) -> Outcome | None:
+    """A reference whose forward differs computes another function: compare nothing else."""
+    side, ours, theirs = rs.side, sess.outs, rs.outs
+    if [o.shape for o in ours] != [t.shape for t in theirs]:
+        return Outcome("forward", STRUCTURE, "mismatch", side=side, message=(
+            f"{side}'s equivalent of {sess.target.name} returns shapes "
+            f"{[t.shape for t in theirs]}, the target {[o.shape for o in ours]}"))
+    # the floor (the inputs' scale) keeps values computed with cancellation from tripping it
+    verdict = elementwise(ours, theirs, sess.tol, scale=top(sess.x))
+    if verdict.passed:
+        return None
+    index, at = where(verdict.worst or 0, [o.shape for o in ours], "output")
+    return Outcome("forward", STRUCTURE, "mismatch", verdict, side=side, worst_index=index,
+                   message=f"{side}'s equivalent of {sess.target.name} computes a different "
+                           f"value ({describe(verdict)} at {at}): a wrong equivalent, or "
+                           f"{side}'s forward is wrong here")
+
+
+def examine_reference(sess: Session, ref: Reference, wanted: set[tuple[str, str]] | None,
+                      run_checks: RunChecks) -> list[Outcome]:
+    """The outcomes of reference ``ref`` at ``sess``'s example (see the module doc)."""
+    bind, why = _bind(sess, ref)
+    if why is not None:
+        return [why]
+    example = with_dtype(sess.example, "float64")
+    rs = Session(sess.target, example, sess.options, problem=bind(example), side=ref.name,
+                 rebind=bind)
+    try:
+        rs.forward()
+    except Exception:  # noqa: BLE001 - Skip or Stop: recorded on rs, or not finite
+        return rs.outcomes
+    differs = _forward_differs(sess, rs)
+    if differs is not None:
+        return [differs]
+    if sess.dtype == "float64":
+        rs._lins["f"] = sess.linearization("f")  # same point, same function: share
+    skipped = run_checks(rs, sess.options, wanted)
+    if skipped is None:
+        for path in sess.options.paths:
+            if wanted is None or (path, ref.name) in wanted:
+                _agree(sess, rs, path)
+    return rs.outcomes
+
+
+def _agree(sess: Session, rs: Session, path: str) -> None:
+    """The target's and the reference's value of ``path`` (same directions), compared."""
+    try:
+        ours, theirs = _arrays(path, sess.primary(path)), _arrays(path, rs.primary(path))
+    except Stop:
+        return  # recorded by whichever side failed
+    side = rs.side
+    dirs = [sess.direction(n, like) for n, like in
+            (("u", "primals"), ("s", "primals"), ("v", "outputs"), ("w", "outputs"))]
+    scale = sess.natural(LINEARIZATION[path]) * max(top(d) for d in dirs)
+    if [o.shape for o in ours] != [t.shape for t in theirs]:
+        verdict = None
+        passed = False
+    else:
+        verdict = elementwise(ours, theirs, sess.tol, scale=scale)
+        passed = verdict.passed
+    out = Outcome(path, side, None, verdict, details={"against": "target"})
+    if not passed:
+        supports, blame = _numeric_says(sess, rs, path)
+        # Where the numeric derivative decides, the side it contradicts has its own finding;
+        # the disagreement itself is a finding only when the numeric cannot settle it.
+        out.kind = "mismatch" if blame == "neither" else None
+        out.details.update({"numeric_supports": supports, "attributed_to": blame})
+        what = describe(verdict) if verdict is not None else "different shapes"
+        out.message = (f"{path}: gradcheck's {sess.target.name} and {side}'s disagree "
+                       f"({what}); the numeric derivative supports {supports}")
+        if verdict is not None and verdict.worst is not None:
+            out.worst_index = where(verdict.worst, [o.shape for o in ours], "element")[0]
+            out.details["target_value"] = float(flat(ours)[verdict.worst])
+            out.details["reference_value"] = float(flat(theirs)[verdict.worst])
+    rs.outcomes.append(out)
+
+
+def _numeric_says(sess: Session, rs: Session, path: str) -> tuple[str, str]:
+    """Which side the numeric reference supports, and whom a disagreement is attributed to
+    ("" the target, the reference's name, or "neither")."""
+    def wrong(s: Session) -> bool | None:
+        verdicts = [o for o in s.outcomes if o.path == path and o.reference == "numeric"]
+        return any(o.kind == "mismatch" for o in verdicts) if verdicts else None
+    target_wrong, ref_wrong = wrong(sess), wrong(rs)
+    if target_wrong is None or ref_wrong is None:
+        return "neither (not compared with the numeric derivative)", "neither"
+    if ref_wrong and not target_wrong:
+        return "gradcheck's value", rs.side
+    if target_wrong and not ref_wrong:
+        return f"{rs.side}'s value", ""
+    return ("neither (both disagree with it)" if target_wrong else
+            "both (they differ within the numeric tolerance)"), "neither"

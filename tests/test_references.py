@@ -1,0 +1,111 @@
+"""External references inside the one checker: plugged in by name, checked by the same code,
+their wrong derivatives attributed to them, path by path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gradcheck.numpy as gnp
+from gradcheck import check
+from gradcheck.checker.paths import EngineProblem
+from gradcheck.checker.references import Unsupported, known_references, register_reference
+from gradcheck.engine import Registry, define_op
+
+_LOCAL = Registry()
+# sin whose VJP is wrong for x < 0 only (a framework bug in one region)
+_bad_sin = define_op("bad_sin", np.sin,
+                     vjp=lambda g, out, x: g * gnp.cos(x) * gnp.sign(gnp.cos(x) * 0 + x + 1e-300)
+                     , jvp=lambda ts, out, x: ts[0] * gnp.cos(x), registry=_LOCAL)
+
+
+class _Fake:
+    """A reference whose 'framework' computes sin with ``op``'s rules."""
+
+    def __init__(self, name: str, op: Any, status: str | None = None,
+                 refuse: tuple[str, ...] = ()) -> None:
+        self.name, self.op, self._status, self.refuse = name, op, status, refuse
+
+    def status(self) -> str | None:
+        return self._status
+
+    def supports(self, target: Any) -> str | None:
+        return None if target.name == "sin" else f"no equivalent in {self.name}"
+
+    def bind(self, target: Any, example: Any) -> Any:
+        problem = EngineProblem(self.op, example.args, example.params,
+                                target.positions(example), name=self.name)
+        for path in self.refuse:
+            def refused(*args: Any, path: str = path) -> Any:
+                raise Unsupported(f"{self.name} has no rule for {path}")
+            setattr(problem, path, refused)
+        return problem
+
+
+def _register(name: str, **kw: Any) -> None:
+    register_reference(name, lambda: _Fake(name, kw.pop("op", gnp.sin), **kw))
+
+
+def test_a_registered_reference_is_known_and_agrees_when_right() -> None:
+    _register("fake_right")
+    assert "fake_right" in known_references()
+    report = check("sin", references=["numeric", "self", "fake_right"], seed=0)
+    cells = [c for c in report.cells if c.reference == "fake_right"]
+    assert len(cells) == 6 and all(c.status == "pass" for c in cells)
+    assert report.passed
+
+
+def test_a_wrong_reference_is_a_failing_finding_attributed_to_it() -> None:
+    _register("fake_wrong", op=_bad_sin)
+    report = check("sin", inputs=[np.array([-1.2, 0.4, -0.3])],
+                   references=["numeric", "self", "fake_wrong"], seed=0)
+    mine = [f for f in report.failures if f.attributed_to == "fake_wrong"]
+    assert mine and any(f.path == "vjp" and f.reference == "numeric" for f in mine)
+    assert all(f.attributed_to == "fake_wrong" for f in report.failures)  # sin itself is right
+    assert report.cell("vjp", "fake_wrong").status == "fail"
+    assert report.cell("vjp", "numeric").status == "pass"
+
+
+def test_unavailable_and_unsupported_references_say_why() -> None:
+    _register("fake_missing", status="unavailable: fake cannot be imported; install with: x")
+    report = check("sin", references=["numeric", "fake_missing"], examples=1, paths=["vjp"])
+    assert report.cell("vjp", "fake_missing").status == "unavailable"
+    assert "install" in report.cell("vjp", "fake_missing").note
+    _register("fake_partial")
+    report = check("cos", references=["numeric", "fake_partial"], examples=1, paths=["vjp"])
+    assert report.cell("vjp", "fake_partial").status == "unsupported"
+    assert report.cell("vjp", "fake_partial").note == "no equivalent in fake_partial"
+
+
+def test_an_unsupported_path_keeps_the_other_paths_verdicts() -> None:
+    _register("fake_first_order", refuse=("hvp_fwd_rev", "hvp_rev_rev", "hvp_rev_fwd"))
+    report = check("sin", references=["numeric", "self", "fake_first_order"], seed=0)
+    status = {c.path: c.status for c in report.cells if c.reference == "fake_first_order"}
+    assert status["vjp"] == status["jvp"] == status["double_vjp"] == "pass"
+    assert status["hvp_fwd_rev"] == status["hvp_rev_rev"] == "unsupported"
+    assert report.passed
+    why = [f for f in report.findings if f.kind == "unsupported"]
+    assert why and "no rule for hvp" in why[0].message
+
+
+def test_an_unknown_reference_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown reference 'nope'"):
+        check("sin", references=["nope"])
+
+
+@pytest.mark.tensorflow
+def test_tensorflow_cumprod_at_zero_is_a_finding_attributed_to_tensorflow() -> None:
+    report = check("cumprod", inputs=[np.array([1.5, 0.0, 2.0, -0.7])],
+                   references=["numeric", "self", "tensorflow"], seed=0)
+    tf = [f for f in report.failures if f.attributed_to == "tensorflow"]
+    assert {f.path for f in tf} >= {"vjp", "jvp", "double_vjp"}
+    assert all(f.attributed_to == "tensorflow" for f in report.failures)
+    assert report.cell("vjp", "tensorflow").status == "fail"
+
+
+@pytest.mark.autograd
+def test_autograd_agrees_on_a_smooth_op() -> None:
+    report = check("tanh", references=["numeric", "self", "autograd"], seed=0)
+    assert all(c.status == "pass" for c in report.cells if c.reference == "autograd")
