@@ -11,17 +11,60 @@ def test_registration_validates_rules():
     with pytest.raises(TypeError, match="needs a vjp rule"):
         gc.define_op("t_novjp", np.sin, None, register=False)
     with pytest.raises(TypeError, match="handles 1 inputs but the op has 2"):
-        gc.define_op("t_count", np.add, vjp=(lambda g, o, x, y: g,), register=False,
-                     inputs=(None, None))
+        gc.define_op("t_count", np.add, vjp=(lambda g, o, x, y: g,), register=False, nin=2)
     with pytest.raises(TypeError, match="takes only 1 positional"):
         gc.define_op("t_sig", np.sin, vjp=lambda g: g, register=False)
     with pytest.raises(TypeError, match="forward must be callable"):
         gc.define_op("t_fwd", 3, vjp=lambda g, o, x: g, register=False)
 
 
+def _sin(**meta):
+    return gc.define_op("t_meta", np.sin, vjp=lambda g, o, x: g * gnp.cos(x), register=False,
+                        **meta)
+
+
+@pytest.mark.parametrize(("key", "hint"), [("kink", "kinks"), ("tolerence", "tolerance"),
+                                           ("input", "inputs"), ("lineer", "linear")])
+def test_unknown_metadata_key_fails_at_definition(key, hint):
+    with pytest.raises(ValueError, match=f"op 't_meta': unknown metadata key '{key}'; "
+                                         f"did you mean '{hint}'"):
+        _sin(**{key: ()})
+
+
+@pytest.mark.parametrize(("meta", "message"), [
+    ({"inputs": (0.0,)}, "inputs= must be a tuple of gradcheck.domains.Domain"),
+    ({"shapes": 3}, "shapes= must be a signature"),
+    ({"params": {"axis": 0}}, r"params\['axis'\]= must be a list of choices"),
+    ({"params": [0, 1]}, "params= must be"),
+    ({"kinks": "ints"}, "kinks= must be a tuple of points, one of ties, integers"),
+    ({"kinks": ("a",)}, "kinks= must be"),
+    ({"tolerance": 2.0}, "tolerance= a gradcheck.domains.Tolerance"),
+    ({"grad_op": gc.tensor}, "grad_op= the name"),
+    ({"reference": "np.sin"}, "reference= a callable"),
+    ({"equivalents": {"pytorch": "sin"}}, "equivalents has unknown namespace 'pytorch'"),
+    ({"equivalents": {"numpy": 3}}, r"equivalents\['numpy'\] must be a dotted name"),
+    ({"gauge": (0, 1)}, r"gauge= must be a tuple of \(output index, axis\) int pairs"),
+    ({"gauge": ((0, 1.0),)}, "gauge= must be"),
+])
+def test_metadata_values_are_validated(meta, message):
+    with pytest.raises(ValueError, match="op 't_meta': .*" + message):
+        _sin(**meta)
+
+
+def test_valid_metadata_is_stored_normalised():
+    from gradcheck.domains import REAL, Tolerance
+
+    tol = Tolerance(2.0, "reason")
+    op = _sin(inputs=[REAL], shapes="(...)", params={"k": [1, 2]}, kinks=[0.0], tolerance=tol,
+              grad_op="cos", reference=np.sin, equivalents={"numpy": "sin"}, gauge=[[1, -1]])
+    assert op.meta["inputs"] == (REAL,) and op.meta["kinks"] == (0.0,)
+    assert op.meta["gauge"] == ((1, -1),) and op.meta["tolerance"] is tol
+    assert op.nin == 1
+
+
 def test_wrong_cotangent_count_shape_dtype_are_named():
     two = gc.define_op("t_two", np.multiply, vjp=lambda g, o, x, y: (g * y,), register=False,
-                       inputs=(None, None))
+                       nin=2)
     x, y = gc.tensor(np.ones(2)), gc.tensor(np.ones(2))
     with gc.GradientTape() as t:
         t.watch([x, y])

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engine import state
+from gradcheck.engine.metadata import validate
 from gradcheck.engine.registry import Registry, default_registry
 from gradcheck.engine.tensor import Tensor
 
@@ -231,7 +232,9 @@ def define_op(
     tangent's contribution from that input's tangent.  ``jvp=None`` means the
     JVP comes from transposing the VJP (give ``transpose_jvp_reason``).
     Extra keyword arguments are checker metadata (``inputs``, ``shapes``,
-    ``params``, ``kinks``, ``tolerance``; see ``gradcheck.domains``).
+    ``params``, ``kinks``, ``tolerance``, ``equivalents``, ``gauge``, ...; see
+    ``gradcheck.domains``), validated by ``gradcheck.engine.metadata``: an unknown
+    key or a value of the wrong kind raises ValueError naming the op and the key.
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"define_op: name must be a non-empty string, got {name!r}")
@@ -239,6 +242,7 @@ def define_op(
         raise TypeError(f"op {name!r}: forward must be callable, got {type(forward).__name__}")
     if nout < 1:
         raise ValueError(f"op {name!r}: nout must be at least 1, got {nout}")
+    meta = validate(name, metadata, _KEYWORDS)
     counts: dict[str, int | None] = {}
     rule_forms = {"vjp": vjp, "jvp": jvp}
     if isinstance(vjp, (list, tuple)):
@@ -261,8 +265,8 @@ def define_op(
             raise TypeError(f"op {name!r}: jvp must be callable or a sequence of rules")
         counts["jvp"] = _count_inputs(name, jvp, "jvp", 2)
     known = {k: v for k, v in counts.items() if v is not None}
-    if nin is None and "inputs" in metadata:
-        nin = len(metadata["inputs"])
+    if nin is None and "inputs" in meta:
+        nin = len(meta["inputs"])
     if nin is None and known:
         nin = min(known.values())
     for what, n in known.items():
@@ -282,10 +286,14 @@ def define_op(
         name=name, forward=forward, vjp=vjp, jvp=jvp, nout=nout, nin=nin, family=family,
         nondiff_argnums=tuple(nondiff_argnums), differentiable=differentiable, linear=linear,
         first_order_only=first_order_only, transpose_jvp_reason=transpose_jvp_reason,
-        fill_zeros=fill_zeros, meta=dict(metadata), doc=doc or (forward.__doc__ or ""),
+        fill_zeros=fill_zeros, meta=meta, doc=doc or (forward.__doc__ or ""),
     )
     if linear and op.jvp is None:
         op.jvp = _linear_jvp(op)
     if register:
         (registry if registry is not None else default_registry).add(op)
     return op
+
+
+# define_op's own keywords: a misspelt one would otherwise be taken for metadata
+_KEYWORDS = tuple(inspect.signature(define_op).parameters)[2:]

@@ -23,14 +23,13 @@ checker reports that as a finding attributed to the framework.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
+
+from gradcheck.engine.metadata import NAMESPACES, validate_equivalents
 
 __all__ = ["NAMESPACES", "NoEquivalent", "Equivalent", "api", "formula", "formula_reason",
            "resolve", "validate_equivalents"]
-
-#: Namespace names an ``equivalents=`` mapping may use.
-NAMESPACES = ("numpy", "autograd", "jax", "tensorflow", "torch")
 
 Equivalent = Callable[..., Any]
 
@@ -70,18 +69,3 @@ def formula_reason(fn: Any) -> str | None:
 def resolve(entry: str | Equivalent) -> Equivalent:
     """An ``equivalents`` value as a function ``fn(namespace, *inputs, **params)``."""
     return api(entry) if isinstance(entry, str) else entry
-
-
-def validate_equivalents(op: str, value: Any) -> dict[str, str | Equivalent]:
-    """Check an ``equivalents=`` mapping at definition time (ValueError naming the op)."""
-    if not isinstance(value, Mapping):
-        raise ValueError(f"op {op!r}: equivalents must map namespace names to dotted names "
-                         f"or functions, got {type(value).__name__}")
-    for key, entry in value.items():
-        if key not in NAMESPACES:
-            raise ValueError(f"op {op!r}: equivalents has unknown namespace {key!r}; "
-                             f"expected one of {', '.join(NAMESPACES)}")
-        if not (isinstance(entry, str) or callable(entry)):
-            raise ValueError(f"op {op!r}: equivalents[{key!r}] must be a dotted name or a "
-                             f"function fn(namespace, *inputs, **params)")
-    return dict(value)
