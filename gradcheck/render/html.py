@@ -6,6 +6,12 @@ builds plain view objects (everything the page shows, already formatted) and
 hands them to ``templates/report.html``.  The Jinja2 environment escapes every
 value by construction; the only markup inserted unescaped is the SVG that
 ``plots.convergence_svg`` produced (matplotlib escapes the text it contains).
+
+Verdicts come from :class:`VerdictPolicy` rebuilt from the results' own config, through
+the status vocabulary of ``render/verdict.py`` that the terminal and the pytest plugin use.
+The page leads with the verdict: counts and the ops that did not pass come first.  Plots
+are drawn only for ops that did not pass (a passing op's slopes are listed as text), which
+keeps the full-registry report small and fast to load.
 """
 
 from __future__ import annotations
@@ -21,9 +27,24 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from gradcheck.checker.convergence import slopes
+from gradcheck.checker.policy import VerdictPolicy
 from gradcheck.checker.report import STATUSES, Cell, Finding, Report, Results
 from gradcheck.render.atomic import atomic_write_text
 from gradcheck.render.plots import convergence_svg
+from gradcheck.render.verdict import (
+    OP_STATUSES,
+    PATH_ORDER,
+    REFERENCE_ORDER,
+    STATUS_MEANING,
+    attribution_text,
+    count_statuses,
+    finding_tag,
+    findings_by_op,
+    op_status,
+    path_rank,
+    values_text,
+)
 
 __all__ = [
     "render_html",
@@ -38,10 +59,12 @@ __all__ = [
 
 #: Finding kinds the "leaks only" filter keeps.
 LEAK_KINDS = frozenset({"value_leak", "dependence_leak"})
-#: Matrix column order for the engine's own paths (others follow, then ``tf.*``).
-PATH_ORDER = ("vjp", "jvp", "double_vjp", "hvp_fwd_rev", "hvp_rev_rev", "hvp_rev_fwd")
-#: Order of the references within one path.
-REFERENCE_ORDER = ("numeric", "autograd", "tensorflow", "self")
+#: Config keys the Run box leaves out: they have their own tables (or are the op list).
+_OWN_TABLES = ("exceptions", "skipped", "ops")
+#: How many ops the "did not pass" list above the fold shows before pointing to the matrix.
+TOP_FAILURES = 25
+#: Reference frameworks whose versions the Environment box reports.
+FRAMEWORKS = ("autograd", "tensorflow")
 
 # Shown in a cell with no error/tolerance ratio; the symbol repeats the colour's
 # meaning for readers who cannot tell the colours apart.
@@ -54,10 +77,9 @@ _STATUS_TEXT = {
     "fail": ("✗", "fail"),
     "error": ("⚠", "error"),
 }
-# What a finding adds to its op's status (info findings add nothing).
-_SEVERITY_STATUS = {"failure": "fail", "warning": "warn"}
-# Colour of a finding's severity badge (info is neither good nor bad news).
-_BADGE = {"failure": "fail", "warning": "warn", "info": "unavailable"}
+# Colour of a finding tag's badge (the tags reuse the cell colours).
+_BADGE = {"fail": "fail", "error": "error", "allowed": "allowed", "warn": "warn",
+          "ignored": "skipped", "info": "unavailable"}
 
 
 @dataclass
@@ -90,7 +112,11 @@ class FindingView:
     """A finding with its numbers formatted and its payloads pretty-printed."""
 
     finding: Finding
+    tag: str
     badge: str
+    blame: str
+    values: str
+    allowed: str
     ratio: str
     abs_err: str
     rel_err: str
@@ -115,7 +141,17 @@ class OpView:
     findings: list[FindingView]
     checks: list[CellView]
     plot: Markup
+    slopes: str
     stats: str
+
+
+@dataclass
+class Trouble:
+    """One op that did not pass, as the list above the fold shows it: its root finding."""
+
+    op: OpView
+    first: FindingView | None
+    more: int
 
 
 @dataclass
@@ -128,6 +164,11 @@ class Page:
     config: list[tuple[str, str]]
     environment: list[tuple[str, str]]
     summary: list[tuple[str, str, int]]
+    meanings: list[tuple[str, str]]
+    troubles: list[Trouble]
+    more_troubles: int
+    exceptions: list[tuple[str, str, str]]
+    skipped: list[tuple[str, str]]
     groups: list[tuple[str, int]]
     columns: list[Column]
     families: list[str]
@@ -173,15 +214,6 @@ def pretty(value: Any, indent: int = 0) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _path_key(path: str) -> tuple[int, int, int, str]:
-    tf = path.startswith("tf.")
-    base = path[3:] if tf else path
-    if base in PATH_ORDER:
-        return (int(tf), 0, PATH_ORDER.index(base), base)
-    # Identity checks such as adjoint(vjp,jvp) come after the paths themselves.
-    return (int(tf), 1 if "(" in base else 2, 0, base)
-
-
 def _reference_key(reference: str) -> tuple[int, str]:
     if reference in REFERENCE_ORDER:
         return (REFERENCE_ORDER.index(reference), "")
@@ -190,7 +222,7 @@ def _reference_key(reference: str) -> tuple[int, str]:
 
 def _columns(reports: list[Report]) -> list[Column]:
     pairs = {(c.path, c.reference) for r in reports for c in r.cells}
-    ordered = sorted(pairs, key=lambda p: (_path_key(p[0]), _reference_key(p[1])))
+    ordered = sorted(pairs, key=lambda p: (path_rank(p[0]), _reference_key(p[1])))
     return [Column(path, reference) for path, reference in ordered]
 
 
@@ -227,20 +259,6 @@ def _cell_view(report: Report, cell: Cell) -> CellView:
     )
 
 
-def _row_status(report: Report) -> str:
-    statuses = {c.status for c in report.cells}
-    for f in report.findings:
-        if f.kind == "error":
-            statuses.add("error")
-        elif f.severity in _SEVERITY_STATUS:
-            statuses.add(_SEVERITY_STATUS[f.severity])
-    for status in ("error", "fail", "warn", "pass"):
-        if status in statuses:
-            return status
-    # Nothing ran: show the most telling of skipped/unsupported/unavailable.
-    return max(statuses, key=STATUSES.index, default="skipped")
-
-
 def _sort_key(ratio: float) -> str:
     """The ratio as JavaScript's ``Number()`` reads it; empty (sorted last) when nan."""
     if math.isnan(ratio):
@@ -256,17 +274,16 @@ def _anchor(index: int, op: str) -> str:
 
 
 def _op_view(index: int, report: Report, columns: list[Column],
-             allowed: frozenset[str] = frozenset()) -> OpView:
+             policy: VerdictPolicy) -> OpView:
     checks = [_cell_view(report, c) for c in report.cells]
     by_pair = {(view.path, view.reference): view for view in checks}
     ratios = [x.ratio for x in report.cells] + [f.ratio for f in report.findings]
     worst = max((r for r in ratios if not math.isnan(r)), default=math.nan)
-    status = _row_status(report)
-    failures = [f for f in report.findings if f.severity == "failure"]
-    if status == "fail" and failures and all(f.kind in allowed for f in failures):
-        status = "warn"  # the suite allows these kinds for this op, with a reason (as the CLI)
-    severity_rank = {"failure": 0, "warning": 1, "info": 2}
-    findings = sorted(report.findings, key=lambda f: severity_rank[f.severity])
+    status = op_status(report, policy)
+    group = findings_by_op([report], policy, include_info=True)
+    fitted = slopes(report.convergence) if report.convergence else {}
+    slope_text = ", ".join(f"{path} {'n/a' if math.isnan(v) else f'{v:.2f}'}"
+                           for path, v in sorted(fitted.items(), key=lambda i: path_rank(i[0])))
     return OpView(
         report=report,
         anchor=_anchor(index, report.op),
@@ -277,17 +294,26 @@ def _op_view(index: int, report: Report, columns: list[Column],
         ratio_text=fmt_ratio(worst) or "—",
         ratio_key=_sort_key(worst),
         cells=[by_pair.get((col.path, col.reference)) for col in columns],
-        findings=[_finding_view(f) for f in findings],
+        findings=[_finding_view(f, policy) for f, _ in group[0].findings] if group else [],
         checks=checks,
-        plot=Markup(convergence_svg(report.convergence, key=report.op)),
+        # Plots only where a reader needs them: a passing op's slopes are listed as text.
+        plot=Markup(convergence_svg(report.convergence, key=report.op)
+                    if status != "pass" else ""),
+        slopes=slope_text,
         stats=pretty(report.stats) if report.stats else "",
     )
 
 
-def _finding_view(finding: Finding) -> FindingView:
+def _finding_view(finding: Finding, policy: VerdictPolicy) -> FindingView:
+    tag = finding_tag(finding, policy)
+    allowance = policy.allowed(finding)
     return FindingView(
         finding=finding,
-        badge="error" if finding.kind == "error" else _BADGE[finding.severity],
+        tag=tag,
+        badge=_BADGE[tag],
+        blame=attribution_text(finding),
+        values=values_text(finding),
+        allowed=(allowance.reason or "no reason given") if allowance is not None else "",
         ratio=fmt_ratio(finding.ratio),
         abs_err=fmt_num(finding.max_abs_err),
         rel_err=fmt_num(finding.max_rel_err),
@@ -323,29 +349,75 @@ def _fact(results: Results, name: str) -> str:
     return ", ".join(sorted(values)) or "—"
 
 
+def _run_box(config: dict[str, Any]) -> list[tuple[str, str]]:
+    """The run's settings, one line each; lists joined, the op list as a count."""
+    items = []
+    for key, value in config.items():
+        if key in _OWN_TABLES or key in ("seed", "mode", "dtypes"):
+            continue
+        if isinstance(value, list) and all(not isinstance(v, (list, dict)) for v in value):
+            items.append((key, ", ".join(str(v) for v in value) or "—"))
+        elif isinstance(value, dict):
+            items += _flatten(value, f"{key}.")
+        else:
+            items.append((key, _text(value)))
+    if isinstance(config.get("ops"), list):
+        items.append(("ops checked", str(len(config["ops"]))))
+    return items
+
+
+def _environment_box(results: Results) -> list[tuple[str, str]]:
+    """What the results record of the environment, then the versions of gradcheck and of
+    every reference framework the run used: ``not recorded`` where the JSON lacks one (a
+    report is a pure function of the JSON: nothing is looked up at render time)."""
+    env = results.environment
+    items = _flatten(env)
+    recorded = {key.rsplit(".", 1)[-1] for key, _ in items}
+    used = [r for r in results.config.get("references", []) if r in FRAMEWORKS]
+    used += sorted({c.reference for r in results.reports for c in r.cells
+                    if c.reference in FRAMEWORKS} - set(used))
+    for name in ("gradcheck", *used):
+        if name not in recorded:
+            items.append((name, "not recorded"))
+    return items
+
+
+def _exceptions(config: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The suite's exceptions as rows of op, what is allowed, and why."""
+    rows = []
+    for op, row in sorted(dict(config.get("exceptions", {})).items()):
+        row = row if isinstance(row, dict) else {}
+        allow = ", ".join(str(a) for a in row.get("allow", ())) or "—"
+        settings = row.get("settings") or {}
+        if settings:
+            allow += " (settings: " + ", ".join(f"{k}={_text(v)}"
+                                                for k, v in sorted(settings.items())) + ")"
+        rows.append((op, allow, str(row.get("reason", ""))))
+    return rows
+
+
 def _page(results: Results) -> Page:
     reports = sorted(results.reports, key=lambda r: r.op)
     columns = _columns(reports)
-    exceptions = results.config.get("exceptions", {})
-    ops = [_op_view(i, r, columns, frozenset(exceptions.get(r.op, {}).get("allow", ())))
-           for i, r in enumerate(reports)]
-    failed = sum(op.failed for op in ops)
-    findings = [f for r in reports for f in r.findings]
-    summary = [
-        ("ops", "ops", len(ops)),
-        ("passed", "passed", len(ops) - failed),
-        ("failed", "failed", failed),
-        ("warnings", "warnings", sum(f.severity == "warning" for f in findings)),
-        ("errors", "errors", sum(f.kind == "error" for f in findings)),
-        ("info", "info", sum(f.severity == "info" for f in findings)),
-    ]
+    policy = VerdictPolicy.from_config(results.config)
+    ops = [_op_view(i, r, columns, policy) for i, r in enumerate(reports)]
+    counts = count_statuses(results, policy)
+    summary = [("ops", "ops", len(ops))] + [(s, s, counts[s]) for s in OP_STATUSES]
     groups: list[tuple[str, int]] = []
     for col in columns:
         if groups and groups[-1][0] == col.path:
             groups[-1] = (col.path, groups[-1][1] + 1)
         else:
             groups.append((col.path, 1))
-    verdict = f"{failed} of {len(ops)} ops failed" if failed else f"all {len(ops)} ops passed"
+    bad = counts["fail"] + counts["error"]
+    verdict = (f"{bad} of {len(ops)} ops fail" if bad
+               else f"all {len(ops)} ops pass" + (" (some allowed or warned)"
+                                                  if counts["pass"] < len(ops) else ""))
+    rank = {s: i for i, s in enumerate(OP_STATUSES)}
+    troubled = sorted((op for op in ops if op.status != "pass"),
+                      key=lambda op: (rank[op.status], op.report.op))
+    troubles = [Trouble(op, op.findings[0] if op.findings else None,
+                        max(0, len(op.findings) - 1)) for op in troubled[:TOP_FAILURES]]
     return Page(
         title=f"gradcheck report: {verdict}",
         verdict=verdict,
@@ -354,9 +426,15 @@ def _page(results: Results) -> Page:
             ("mode", _fact(results, "mode")),
             ("dtypes", _fact(results, "dtypes")),
         ],
-        config=_flatten(results.config),
-        environment=_flatten(results.environment),
+        config=_run_box(results.config),
+        environment=_environment_box(results),
         summary=summary,
+        meanings=[(s, STATUS_MEANING[s]) for s in OP_STATUSES],
+        troubles=troubles,
+        more_troubles=len(troubled) - len(troubles),
+        exceptions=_exceptions(results.config),
+        skipped=sorted((str(k), str(v)) for k, v in
+                       dict(results.config.get("skipped", {})).items()),
         groups=groups,
         columns=columns,
         families=sorted({r.family for r in reports}),

@@ -4,7 +4,8 @@ On log-log axes a central difference of order ``p`` shows a straight line of
 slope ``p`` while truncation error dominates (large steps) and a rising line of
 slope -1 once rounding error takes over (small steps).  A path whose line has the
 wrong slope, or no straight part at all, has a wrong derivative rule even when
-its error at the default step happened to pass the tolerance.
+its error at the default step happened to pass the tolerance.  The legend's slopes
+come from the one fitter, :func:`gradcheck.checker.convergence.slope`.
 
 The figure is built on a bare ``matplotlib.figure.Figure`` (never pyplot, so no
 global figure manager or backend is touched) inside ``rc_context``, which puts
@@ -23,7 +24,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["convergence_svg", "fitted_slope"]
+from gradcheck.checker.convergence import slopes
+
+__all__ = ["convergence_svg"]
 
 # Fixed colours for the paths every report has, so a path looks the same in every
 # plot; other series take the remaining colours in order.
@@ -82,28 +85,6 @@ def _positive_points(steps: list[float], errors: list[float]) -> tuple[list[floa
     return [h for h, _ in pairs], [e for _, e in pairs]
 
 
-def fitted_slope(steps: list[float], errors: list[float]) -> float:
-    """Least-squares log-log slope over the larger half of the steps.
-
-    The larger steps are where truncation error dominates, so this is the
-    slope to compare with the expected order.  Returns nan with fewer than two
-    usable points.
-    """
-    xs, ys = _positive_points(steps, errors)
-    if len(xs) < 2:
-        return math.nan
-    median = sorted(xs)[(len(xs) - 1) // 2]
-    pairs = [(math.log(x), math.log(y)) for x, y in zip(xs, ys, strict=True) if x >= median]
-    if len(pairs) < 2:
-        return math.nan
-    mean_x = sum(p[0] for p in pairs) / len(pairs)
-    mean_y = sum(p[1] for p in pairs) / len(pairs)
-    var_x = sum((p[0] - mean_x) ** 2 for p in pairs)
-    if var_x == 0:
-        return math.nan
-    return sum((p[0] - mean_x) * (p[1] - mean_y) for p in pairs) / var_x
-
-
 def _label(name: str, slope: float) -> str:
     # "$" would start mathtext and a leading "_" hides a legend entry.
     text = name.replace("$", r"\$")
@@ -150,13 +131,13 @@ def convergence_svg(convergence: Mapping[str, Any], key: str) -> str:
         return ""
     slope = convergence.get("expected_slope")
     expected = float(slope) if isinstance(slope, (int, float)) else math.nan
-    return _draw(key, steps, series, plottable, expected)
+    fitted = slopes(convergence)
+    return _draw(key, fitted, plottable, expected)
 
 
 def _draw(
     key: str,
-    steps: list[float],
-    series: dict[str, list[float]],
+    fitted: dict[str, float],
     plottable: dict[str, tuple[list[float], list[float]]],
     expected: float,
 ) -> str:
@@ -175,7 +156,7 @@ def _draw(
         others = iter(_OTHER_COLORS * (1 + len(plottable) // len(_OTHER_COLORS)))
         for name, (xs, ys) in plottable.items():
             color = _PATH_COLORS.get(name) or next(others)
-            label = _label(name, fitted_slope(steps, series[name]))
+            label = _label(name, fitted.get(name, math.nan))
             ax.plot(xs, ys, marker="o", markersize=3.5, linewidth=1.5, color=color, label=label)
         ax.set_xscale("log")
         ax.set_yscale("log")
