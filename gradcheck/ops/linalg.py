@@ -19,7 +19,9 @@ from gradcheck.domains import REAL, Domain, WellConditioned
 from gradcheck.engine.op import Op, define_op
 from gradcheck.ops import reduce, shape
 from gradcheck.ops.elementwise import astype, zeros_like
+from gradcheck.ops.refs import NoEquivalent
 from gradcheck.ops.rules import dtype_of, fit, shape_of, unbroadcast
+from gradcheck.ops.shape import dims
 
 __all__ = [
     "Triangular", "matrix_transpose", "diagonal_part", "diag_matrix", "eye_like", "column",
@@ -198,12 +200,24 @@ def _matmul_shapes(draw: Any) -> list[tuple[int, ...]]:
     return [batch + (m, k), batch + (k, n)]
 
 
+def _tf_matmul(tf: Any, x: Any, y: Any) -> Any:
+    # tf.linalg.matmul broadcasts batches but takes matrices: numpy's 1-D promotion around it
+    xv, yv = len(dims(x)) == 1, len(dims(y)) == 1
+    out = tf.linalg.matmul(x[None] if xv else x, y[:, None] if yv else y)
+    if yv:  # drop the promoted column
+        out = out[..., 0]
+    if xv:  # and the promoted row
+        out = out[..., 0] if yv else out[..., 0, :]
+    return out
+
+
 matmul: Op = define_op(
     "matmul", _matmul_forward,
     vjp=(_matmul_vjp_x, _matmul_vjp_y),
     jvp=(lambda t, out, x, y: matmul(t, y), lambda t, out, x, y: matmul(x, t)),
     family="linalg", inputs=(REAL, REAL), shapes=_matmul_shapes,
     doc="numpy.matmul: batched matrix product; 1-D operands are promoted as in numpy.",
+    equivalents={"numpy": "matmul", "tensorflow": _tf_matmul},
 )
 
 
@@ -253,12 +267,21 @@ def _dot_shapes(draw: Any) -> list[tuple[int, ...]]:
     ]))
 
 
+def _tf_dot(tf: Any, a: Any, b: Any) -> Any:
+    na, nb = len(dims(a)), len(dims(b))
+    if not na or not nb:  # a scalar operand: dot is multiply
+        return a * b
+    # numpy's dot sums a's last axis against b's second-to-last (its only axis if 1-D)
+    return tf.tensordot(a, b, axes=[[na - 1], [max(nb - 2, 0)]])
+
+
 dot: Op = define_op(
     "dot", _dot_forward,
     vjp=_dot_vjp,
     jvp=(lambda t, out, a, b: dot(t, b), lambda t, out, a, b: dot(a, t)),
     family="linalg", inputs=(REAL, REAL), shapes=_dot_shapes,
     doc="numpy.dot: sum product over a's last axis and b's second-to-last (N-d, not batched).",
+    equivalents={"numpy": "dot", "tensorflow": _tf_dot},
 )
 
 
@@ -282,6 +305,13 @@ outer: Op = define_op(
     jvp=(lambda t, out, a, b: outer(t, b), lambda t, out, a, b: outer(a, t)),
     family="linalg", inputs=(REAL, REAL), shapes=_outer_shapes,
     doc="numpy.outer: the outer product of the flattened inputs.",
+    equivalents={
+        "numpy": "outer",
+        # autograd's outer rule needs vectors (numpy flattens the inputs anyway)
+        "autograd": lambda anp, a, b: anp.outer(anp.ravel(a), anp.ravel(b)),
+        "tensorflow": lambda tf, a, b: tf.tensordot(tf.reshape(a, [-1]), tf.reshape(b, [-1]),
+                                                    axes=0),
+    },
 )
 
 
@@ -297,6 +327,7 @@ inv: Op = define_op(
     jvp=lambda ts, out, a: -matmul(out, matmul(ts[0], out)),
     family="linalg", inputs=(WellConditioned(),), shapes=square_shapes,
     reference=np.linalg.inv, doc="numpy.linalg.inv: the inverse of each square matrix.",
+    equivalents={"numpy": "linalg.inv", "tensorflow": "linalg.inv"},
 )
 
 
@@ -321,6 +352,7 @@ det: Op = define_op(
     jvp=lambda ts, out, a: out * _logdet_jvp(ts[0], a),
     family="linalg", inputs=(WellConditioned(),), shapes=square_shapes,
     reference=np.linalg.det, doc="numpy.linalg.det: the determinant of each square matrix.",
+    equivalents={"numpy": "linalg.det", "tensorflow": "linalg.det"},
 )
 
 
@@ -338,6 +370,8 @@ slogdet: Op = define_op(
     nout=2, family="linalg", inputs=(WellConditioned(),), shapes=square_shapes,
     doc="numpy.linalg.slogdet: (sign, log|det|) of each square matrix; the sign has zero "
         "derivative.",
+    equivalents={"numpy": lambda np_, a: tuple(np_.linalg.slogdet(a)),
+                 "tensorflow": lambda tf, a: tuple(tf.linalg.slogdet(a))},
 )
 
 
@@ -382,12 +416,32 @@ def _rhs_shapes(draw: Any) -> list[tuple[int, ...]]:
     return [batch + (n, n), batch + (n, k)]
 
 
+def _ag_solve(anp: Any, a: Any, b: Any) -> Any:
+    vector = len(dims(b)) == 1
+    if (vector and dims(a)[:-2]) or (not vector and dims(a)[:-2] != dims(b)[:-2]):
+        raise NoEquivalent("autograd's solve rule cannot broadcast a against b, nor solve a "
+                           "batch of matrices for one vector")
+    return anp.linalg.solve(a, b)
+
+
+def tf_solver(tf: Any, solve: Any, a: Any, b: Any) -> Any:
+    """``solve(a, b)`` (a TensorFlow solver) with numpy's conventions: a 1-D b is one vector,
+    else batches broadcast (TensorFlow's solvers broadcast neither)."""
+    if len(dims(b)) == 1:
+        out = solve(a, tf.broadcast_to(tf.reshape(b, (-1, 1)), dims(a)[:-2] + (dims(b)[0], 1)))
+        return tf.squeeze(out, -1)
+    batch = np.broadcast_shapes(dims(a)[:-2], dims(b)[:-2])
+    return solve(tf.broadcast_to(a, batch + dims(a)[-2:]), tf.broadcast_to(b, batch + dims(b)[-2:]))
+
+
 solve: Op = define_op(
     "linalg.solve", _solve_forward,
     vjp=_solve_vjp,
     jvp=(_solve_jvp_a, lambda t, out, a, b: fit(solve(a, t), out)),
     family="linalg", inputs=(WellConditioned(), REAL), shapes=_rhs_shapes,
     doc="numpy.linalg.solve: x with a @ x = b; b is a vector if 1-D, else a stack of matrices.",
+    equivalents={"numpy": "linalg.solve", "autograd": _ag_solve,
+                 "tensorflow": lambda tf, a, b: tf_solver(tf, tf.linalg.solve, a, b)},
 )
 
 
@@ -433,6 +487,27 @@ def _solve_triangular_jvp_a(ta, out, a, b, trans=0, lower=False, unit_diagonal=F
     return fit(uncolumn(dx) if vec else dx, out)
 
 
+def _ag_solve_triangular(anp: Any, a: Any, b: Any, trans: Any = 0, lower: bool = False,
+                         unit_diagonal: bool = False) -> Any:
+    import autograd.scipy.linalg
+
+    if len(dims(a)) > 2 or len(dims(b)) > 2:
+        raise NoEquivalent("autograd's solve_triangular rule handles single matrices, not "
+                           "batches")
+    return autograd.scipy.linalg.solve_triangular(a, b, trans=trans, lower=lower,
+                                                  unit_diagonal=unit_diagonal)
+
+
+def _tf_solve_triangular(tf: Any, a: Any, b: Any, trans: Any = 0, lower: bool = False,
+                         unit_diagonal: bool = False) -> Any:
+    adjoint = _trans_flag(trans) == 1
+    if unit_diagonal:  # TensorFlow has no unit-diagonal flag: put ones on the diagonal
+        n = dims(a)[-1]
+        a = a * tf.constant(1.0 - np.eye(n), dtype=a.dtype) + tf.eye(n, dtype=a.dtype)
+    return tf_solver(tf, lambda m, r: tf.linalg.triangular_solve(m, r, lower=lower,
+                                                                 adjoint=adjoint), a, b)
+
+
 solve_triangular: Op = define_op(
     "linalg.solve_triangular", _solve_triangular_forward,
     vjp=_solve_triangular_vjp,
@@ -442,6 +517,8 @@ solve_triangular: Op = define_op(
     params={"lower": [True, False], "trans": [0, 1], "unit_diagonal": [False, True]},
     doc="scipy.linalg.solve_triangular, batched: x with op(A) x = b for the lower or upper "
         "triangle A of a (op: transpose when trans); the other triangle is never read.",
+    # numpy has no triangular solve (scipy.linalg's is autograd.scipy.linalg's)
+    equivalents={"autograd": _ag_solve_triangular, "tensorflow": _tf_solve_triangular},
 )
 
 
@@ -481,4 +558,5 @@ pinv: Op = define_op(
     reference=np.linalg.pinv,
     doc="numpy.linalg.pinv for full-rank matrices (the derivative of the constant-rank "
         "pseudo-inverse; it does not exist where the rank changes).",
+    equivalents={"numpy": "linalg.pinv", "tensorflow": "linalg.pinv"},
 )
