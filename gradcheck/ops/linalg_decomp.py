@@ -42,7 +42,9 @@ from gradcheck.ops.linalg import (
     solve_triangular,
     square_shapes,
 )
+from gradcheck.ops.refs import NoEquivalent, formula
 from gradcheck.ops.rules import dtype_of, fit, shape_of, unbroadcast
+from gradcheck.ops.shape import dims
 
 __all__ = ["cholesky", "cholesky_grad", "qr", "eigh", "svd", "svdvals", "expm",
            "expm_frechet", "inverse_gaps"]
@@ -76,6 +78,14 @@ def inverse_gaps(w: Any) -> Any:
     col = shape.reshape(w, s[:-1] + (s[-1], 1))
     # adding the identity keeps the diagonal away from 0/0; (1 - I) then zeroes it
     return (1 - eye) / (row - col + eye)
+
+
+def _np_sym(np_: Any, a: Any) -> Any:
+    return 0.5 * (a + np_.swapaxes(a, -1, -2))
+
+
+def _tf_sym(tf: Any, a: Any) -> Any:
+    return 0.5 * (a + tf.linalg.matrix_transpose(a))
 
 
 # -- cholesky and its gradient op ----------------------------------------------------------
@@ -135,6 +145,8 @@ cholesky_grad: Op = define_op(
     grad_of="linalg.cholesky",
     doc="cholesky's gradient op (TensorFlow's CholeskyGrad(l, grad)): the symmetric "
         "cotangent of a for the cotangent grad of l = cholesky(a); reads lower triangles only.",
+    equivalents={"tensorflow": lambda tf, factor, grad: tf.raw_ops.CholeskyGrad(l=factor,
+                                                                                grad=grad)},
 )
 
 
@@ -161,12 +173,23 @@ def _cholesky_jvp(ts, out, a, upper=False):
     return mT(dl) if upper else dl
 
 
+def _np_cholesky(np_: Any, a: Any, upper: bool = False) -> Any:
+    low = np_.linalg.cholesky(_np_sym(np_, a))
+    return np_.swapaxes(low, -1, -2) if upper else low
+
+
+def _tf_cholesky(tf: Any, a: Any, upper: bool = False) -> Any:
+    low = tf.linalg.cholesky(_tf_sym(tf, a))
+    return tf.linalg.matrix_transpose(low) if upper else low
+
+
 cholesky: Op = define_op(
     "linalg.cholesky", _cholesky_forward,
     vjp=_cholesky_vjp, jvp=_cholesky_jvp,
     family="linalg", inputs=(SPD(),), shapes=square_shapes, params={"upper": [False, True]},
     grad_op="linalg.cholesky_grad", reference=np.linalg.cholesky,
     doc="numpy.linalg.cholesky of (a + a^T) / 2: lower factor L (upper=True: L^T).",
+    equivalents={"numpy": _np_cholesky, "tensorflow": _tf_cholesky},
 )
 
 
@@ -238,12 +261,22 @@ def _qr_forward(a: Any, mode: str = "reduced") -> tuple[np.ndarray, np.ndarray]:
     return q, r
 
 
+def _tf_qr(tf: Any, a: Any, mode: str = "reduced") -> Any:
+    if mode != "reduced":
+        raise NoEquivalent(f"only the reduced QR is compared, not mode={mode!r}")
+    q, r = tf.linalg.qr(a, full_matrices=False)
+    return q, r
+
+
 qr: Op = define_op(
     "linalg.qr", _qr_forward,
     vjp=_qr_vjp, jvp=_qr_jvp,
     nout=2, family="linalg", inputs=(FullRank(),), shapes=matrix_shapes,
     doc="numpy.linalg.qr (reduced) -> (q, r) with numpy's signs; tall, square or wide "
         "full-rank a (wide: the leading square block must be invertible).",
+    # q's columns and r's rows are defined up to one sign each
+    gauge=((0, -1), (1, -2)),
+    equivalents={"tensorflow": _tf_qr},
 )
 
 
@@ -274,6 +307,11 @@ eigh: Op = define_op(
     nout=2, family="linalg", inputs=(DistinctEig(),), shapes=square_shapes,
     doc="numpy.linalg.eigh of (a + a^T) / 2 -> (w, v), distinct eigenvalues, numpy's signs "
         "(UPLO is accepted for numpy's signature; after symmetrizing both triangles agree).",
+    gauge=((1, -1),),  # each eigenvector (a column of v) up to its sign
+    # a is symmetrised first, so which triangle LAPACK would read does not matter
+    equivalents={"numpy": lambda np_, a, UPLO="L": tuple(np_.linalg.eigh(_np_sym(np_, a),
+                                                                        UPLO=UPLO)),
+                 "tensorflow": lambda tf, a, UPLO="L": tuple(tf.linalg.eigh(_tf_sym(tf, a)))},
 )
 
 
@@ -336,6 +374,18 @@ def _svd_params(shapes: list[tuple[int, ...]]) -> list[bool]:
     return [False, True] if m == n else [False]
 
 
+def _ag_svd(anp: Any, a: Any, full_matrices: bool = True) -> Any:
+    m, n = dims(a)[-2:]
+    if full_matrices and m != n:
+        raise NoEquivalent("autograd's svd rule needs full_matrices=False for non-square a")
+    return tuple(anp.linalg.svd(a, full_matrices=full_matrices))
+
+
+def _tf_svd(tf: Any, a: Any, full_matrices: bool = True) -> Any:
+    s, u, v = tf.linalg.svd(a, full_matrices=full_matrices)  # TensorFlow returns v, not vh
+    return u, s, tf.linalg.matrix_transpose(v)
+
+
 svd: Op = define_op(
     "linalg.svd", _svd_forward,
     vjp=_svd_vjp, jvp=_svd_jvp,
@@ -343,6 +393,10 @@ svd: Op = define_op(
     params={"full_matrices": _svd_params},
     doc="numpy.linalg.svd -> (u, s, vh), numpy's signs; differentiable for distinct nonzero "
         "singular values and full_matrices=False (or square a).",
+    gauge=((0, -1), (2, -2)),  # u's k-th column and vh's k-th row share one sign
+    equivalents={"numpy": lambda np_, a, full_matrices=True: tuple(
+        np_.linalg.svd(a, full_matrices=full_matrices)),
+        "autograd": _ag_svd, "tensorflow": _tf_svd},
 )
 
 
@@ -372,6 +426,8 @@ svdvals: Op = define_op(
     reference=lambda a: np.linalg.svd(a, compute_uv=False),
     doc="numpy.linalg.svdvals: singular values in descending order (distinct for second "
         "order: it goes through svd's vectors).",
+    equivalents={"numpy": lambda np_, a: np_.linalg.svd(a, compute_uv=False),
+                 "tensorflow": lambda tf, a: tf.linalg.svd(a, compute_uv=False)},
 )
 
 
@@ -434,6 +490,17 @@ def _expm_frechet_jvp_a(t, out, a, e):
     return fit(matmul(top.T, matmul(dl, bottom)) * sigma, out)
 
 
+def _tf_expm_frechet(tf: Any, a: Any, e: Any) -> Any:
+    # The top-right block of expm([[a, e], [0, a]]), with e scaled to unit size (as the op's
+    # forward: L(a, e) = s L(a, e / s); the stopped gradient only marks s as a constant).
+    m = tf.stop_gradient(tf.reduce_max(tf.abs(e), axis=[-2, -1], keepdims=True))
+    s = tf.where(m > 0, m, tf.ones_like(m))
+    n = dims(a)[-1]
+    top = tf.concat([a, e / s], axis=-1)
+    bottom = tf.concat([tf.zeros_like(a), a], axis=-1)
+    return tf.linalg.expm(tf.concat([top, bottom], axis=-2))[..., :n, n:] * s
+
+
 expm_frechet: Op = define_op(
     "linalg.expm_frechet", _expm_frechet_forward,
     # Linear in e; its adjoint in e is the Fréchet derivative at a^T, which reads neither e
@@ -444,6 +511,9 @@ expm_frechet: Op = define_op(
     grad_of="linalg.expm",
     doc="expm's gradient op: the Fréchet derivative of expm at a along e, the top-right "
         "block of expm([[a, e], [0, a]]) (scipy.linalg.expm_frechet, batched).",
+    equivalents={"tensorflow": formula(_tf_expm_frechet, "TensorFlow has no Fréchet "
+                                                         "derivative of expm: the block "
+                                                         "exponential through tf.linalg.expm")},
 )
 
 expm: Op = define_op(
@@ -455,4 +525,5 @@ expm: Op = define_op(
     family="linalg", inputs=(Interval(-2.0, 2.0),), shapes=square_shapes,
     grad_op="linalg.expm_frechet", reference=scipy.linalg.expm,
     doc="scipy.linalg.expm, batched: the matrix exponential.",
+    equivalents={"tensorflow": "linalg.expm"},  # numpy has none (autograd has no expm rule)
 )
