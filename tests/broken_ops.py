@@ -16,9 +16,9 @@ import scipy.special
 
 import gradcheck.numpy as gnp
 from gradcheck.domains import REAL
-from gradcheck.engine import Registry, define_op
+from gradcheck.engine import Registry
+from gradcheck.extend import define_op, fit, shape_of, unbroadcast
 from gradcheck.ops.elementwise import astype
-from gradcheck.ops.rules import fit, shape_of, unbroadcast
 
 BROKEN = Registry("broken")
 
