@@ -10,6 +10,9 @@ respect to the other input is written with the *gradient op's* inputs (the
 old TensorFlow ``_EluGradGrad`` used the gradient op's output there, which
 leaked the double-VJP dummy for x < 0).
 
+Each op names its equivalents (``equivalents=``): TensorFlow's activation or raw gradient
+op, and numpy's API (a formula where numpy has no such function).
+
 Forwards are stable at |x| = 1e3: sigmoid via ``expit``, softplus and
 log_sigmoid via ``logaddexp``, exponential branches on ``min(x, 0)``; the
 rules use ``sigmoid(x) * sigmoid(-x)`` rather than ``1 / (e^-x + 2 + e^x)``.
@@ -26,8 +29,18 @@ import scipy.special as sp
 
 from gradcheck.domains import REAL, Interval
 from gradcheck.engine.op import Op, define_op
+from gradcheck.ops.elementwise import (
+    NO_GRADIENT_OPS,
+    exp,
+    sign,
+    square,
+    tanh,
+    tanh_grad,
+    tf_gradient_op,
+    zeros_like,
+)
 from gradcheck.ops.elementwise import abs as abs_
-from gradcheck.ops.elementwise import exp, sign, square, tanh, tanh_grad, zeros_like
+from gradcheck.ops.refs import NoEquivalent, formula
 from gradcheck.ops.rules import fit, unbroadcast
 from gradcheck.ops.special import erfc
 
@@ -82,6 +95,14 @@ def _positive_alpha(op: str, alpha: Any) -> float:
     return float(alpha)
 
 
+def _float32_alpha(tf_op: str, alpha: Any) -> float:
+    """``alpha`` for a TensorFlow op that keeps it as a float32 attribute, when that is exact."""
+    if float(np.float32(alpha)) != float(alpha):
+        raise NoEquivalent(f"TensorFlow's {tf_op} keeps alpha as a float32 attribute: it cannot "
+                           f"compute alpha={alpha!r} in float64")
+    return float(alpha)
+
+
 # -- sigmoid family ---------------------------------------------------------------------
 # SigmoidGrad(y, dy) = dy y (1 - y); TF's _SigmoidGradGrad: (g dy (1 - 2y), SigmoidGrad(y, g)).
 sigmoid_grad: Op = _gradient_op(
@@ -90,18 +111,24 @@ sigmoid_grad: Op = _gradient_op(
     lambda w, out, y, dy: sigmoid_grad(y, w),
     inputs=(Interval(0.0, 1.0), REAL), grad_of="nn.sigmoid",
     doc="sigmoid's gradient op: dy * y * (1 - y) for y = sigmoid(x).",
+    equivalents={"numpy": formula(lambda xp, y, dy: dy * y * (1 - y), NO_GRADIENT_OPS),
+                 "tensorflow": tf_gradient_op("SigmoidGrad", "y", "dy")},
 )
 sigmoid: Op = _activation(
     "nn.sigmoid", lambda x: sp.expit(x),
     vjp=lambda g, out, x: sigmoid_grad(out, g),
     jvp=lambda ts, out, x: sigmoid_grad(out, ts[0]),
     grad_op="nn.sigmoid_grad", doc="1 / (1 + exp(-x)), without overflow (scipy's expit).",
+    equivalents={"numpy": "special.expit", "tensorflow": "math.sigmoid"},
 )
 log_sigmoid: Op = _activation(
     "nn.log_sigmoid", lambda x: -np.logaddexp(0, -x),
     vjp=lambda g, out, x: g * sigmoid(-x),
     jvp=lambda ts, out, x: ts[0] * sigmoid(-x),
     reference=sp.log_expit, doc="log(sigmoid(x)) = -softplus(-x), stable for large |x|.",
+    equivalents={"numpy": formula(lambda xp, x: -xp.logaddexp(0.0, -x),
+                                  "numpy has no log_sigmoid (autograd has no log_expit)"),
+                 "tensorflow": "math.log_sigmoid"},
 )
 
 
@@ -116,12 +143,16 @@ softplus_grad: Op = _gradient_op(
     lambda w, out, dy, x: softplus_grad(w, x), _softplus_grad_dx,
     inputs=(REAL, REAL), grad_of="nn.softplus",
     doc="softplus's gradient op: dy * sigmoid(x).",
+    equivalents={"numpy": formula(lambda xp, dy, x: dy * xp.special.expit(x), NO_GRADIENT_OPS),
+                 "tensorflow": tf_gradient_op("SoftplusGrad", "gradients", "features")},
 )
 softplus: Op = _activation(
     "nn.softplus", lambda x: np.logaddexp(0, x),
     vjp=lambda g, out, x: softplus_grad(g, x),
     jvp=lambda ts, out, x: softplus_grad(ts[0], x),
     grad_op="nn.softplus_grad", doc="log(1 + exp(x)), stable for large |x|.",
+    equivalents={"numpy": formula(lambda xp, x: xp.logaddexp(0.0, x), "numpy has no softplus"),
+                 "tensorflow": "math.softplus"},
 )
 
 def _cube(d: Any) -> Any:
@@ -136,12 +167,17 @@ softsign_grad: Op = _gradient_op(
     lambda w, out, dy, x: -2 * w * dy * sign(x) / _cube(1 + abs_(x)),
     inputs=(REAL, REAL), grad_of="nn.softsign", kinks=(0.0,),
     doc="softsign's gradient op: dy / (1 + |x|)**2.",
+    equivalents={"numpy": formula(lambda xp, dy, x: dy / xp.square(1 + xp.abs(x)),
+                                  NO_GRADIENT_OPS),
+                 "tensorflow": tf_gradient_op("SoftsignGrad", "gradients", "features")},
 )
 softsign: Op = _activation(
     "nn.softsign", lambda x: x / (1 + np.abs(x)),
     vjp=lambda g, out, x: softsign_grad(g, x),
     jvp=lambda ts, out, x: softsign_grad(ts[0], x),
     grad_op="nn.softsign_grad", kinks=(0.0,), doc="x / (1 + |x|).",
+    equivalents={"numpy": formula(lambda xp, x: x / (1 + xp.abs(x)), "numpy has no softsign"),
+                 "tensorflow": "nn.softsign"},
 )
 
 # -- rectifiers: TF's ReluGrad / Relu6Grad / LeakyReluGrad(gradients, features) -----------
@@ -151,24 +187,35 @@ relu_grad: Op = _gradient_op(
     lambda w, out, dy, f: relu_grad(w, f), _zero,
     inputs=(REAL, REAL), grad_of="nn.relu", kinks=(0.0,),
     doc="relu's gradient op: dy where features > 0, else 0.",
+    equivalents={"numpy": formula(lambda xp, dy, f: xp.where(f > 0, dy, 0.0 * dy),
+                                  NO_GRADIENT_OPS),
+                 "tensorflow": tf_gradient_op("ReluGrad", "gradients", "features")},
 )
 relu: Op = _activation(
     "nn.relu", lambda x: np.maximum(x, 0),
     vjp=lambda g, out, x: relu_grad(g, out),
     jvp=lambda ts, out, x: relu_grad(ts[0], out),
     grad_op="nn.relu_grad", kinks=(0.0,), doc="max(x, 0).",
+    equivalents={"numpy": formula(lambda xp, x: xp.where(x > 0, x, 0.0 * x),
+                                  "numpy has no relu"),
+                 "tensorflow": "nn.relu"},
 )
 relu6_grad: Op = _gradient_op(
     "nn.relu6_grad", lambda dy, f: np.where((f > 0) & (f < 6), dy, np.zeros_like(dy)),
     lambda w, out, dy, f: relu6_grad(w, f), _zero,
     inputs=(REAL, Interval(-2.0, 8.0)), grad_of="nn.relu6", kinks=(0.0, 6.0),
     doc="relu6's gradient op: dy where 0 < features < 6, else 0.",
+    equivalents={"numpy": formula(lambda xp, dy, f: xp.where((f > 0) & (f < 6), dy, 0.0 * dy),
+                                  NO_GRADIENT_OPS),
+                 "tensorflow": tf_gradient_op("Relu6Grad", "gradients", "features")},
 )
 relu6: Op = _activation(
     "nn.relu6", lambda x: np.clip(x, 0, 6),
     vjp=lambda g, out, x: relu6_grad(g, out),
     jvp=lambda ts, out, x: relu6_grad(ts[0], out),
     grad_op="nn.relu6_grad", kinks=(0.0, 6.0), doc="min(max(x, 0), 6).",
+    equivalents={"numpy": formula(lambda xp, x: xp.clip(x, 0.0, 6.0), "numpy has no relu6"),
+                 "tensorflow": "nn.relu6"},
 )
 
 
@@ -177,11 +224,19 @@ def _leaky_relu_grad(dy: Any, f: Any, alpha: float = 0.2) -> Any:
     return np.where(f > 0, dy, float(alpha) * dy)
 
 
+def _tf_leaky_relu_grad(tf: Any, dy: Any, f: Any, alpha: float = 0.2) -> Any:
+    alpha = _float32_alpha("LeakyReluGrad", alpha)
+    return tf_gradient_op("LeakyReluGrad", "gradients", "features", alpha=alpha)(tf, dy, f)
+
+
 leaky_relu_grad: Op = _gradient_op(
     "nn.leaky_relu_grad", _leaky_relu_grad,
     lambda w, out, dy, f, alpha=0.2: leaky_relu_grad(w, f, alpha=alpha), _zero,
     inputs=(REAL, REAL), grad_of="nn.leaky_relu", kinks=(0.0,),
     params={"alpha": [0.2, 0.01]},
+    equivalents={"numpy": formula(lambda xp, dy, f, alpha=0.2: xp.where(f > 0, dy, alpha * dy),
+                                  NO_GRADIENT_OPS),
+                 "tensorflow": _tf_leaky_relu_grad},
 )
 
 
@@ -190,11 +245,18 @@ def _leaky_relu(x: Any, alpha: float = 0.2) -> Any:
     return np.where(x > 0, x, float(alpha) * x)
 
 
+def _tf_leaky_relu(tf: Any, x: Any, alpha: float = 0.2) -> Any:
+    return tf.nn.leaky_relu(x, alpha=_float32_alpha("LeakyRelu", alpha))
+
+
 leaky_relu: Op = _activation(
     "nn.leaky_relu", _leaky_relu,
     vjp=lambda g, out, x, alpha=0.2: leaky_relu_grad(g, x, alpha=alpha),
     jvp=lambda ts, out, x, alpha=0.2: leaky_relu_grad(ts[0], x, alpha=alpha),
     grad_op="nn.leaky_relu_grad", kinks=(0.0,), params={"alpha": [0.2, 0.01]},
+    equivalents={"numpy": formula(lambda xp, x, alpha=0.2: xp.where(x > 0, x, alpha * x),
+                                  "numpy has no leaky_relu"),
+                 "tensorflow": _tf_leaky_relu},
 )
 
 
@@ -205,12 +267,23 @@ def _elu_grad(dy: Any, y: Any, alpha: float = 1.0) -> Any:
     return np.where(y < 0, dy * (y + alpha), dy)
 
 
+def _numpy_elu_grad(xp: Any, dy: Any, y: Any, alpha: float = 1.0) -> Any:
+    return xp.where(y < 0, dy * (y + alpha), dy)
+
+
+def _tf_elu_grad(tf: Any, dy: Any, y: Any, alpha: float = 1.0) -> Any:
+    if alpha != 1.0:
+        raise NoEquivalent("TensorFlow's EluGrad has alpha = 1 only")
+    return tf_gradient_op("EluGrad", "gradients", "outputs")(tf, dy, y)
+
+
 # TF's _EluGradGrad: (EluGrad(g, y), g * dy where y < 0): d/dy of dy * (y + alpha) is dy.
 elu_grad: Op = _gradient_op(
     "nn.elu_grad", _elu_grad,
     lambda w, out, dy, y, alpha=1.0: elu_grad(w, y, alpha=alpha),
     lambda w, out, dy, y, alpha=1.0: _where(y < 0, w * dy, zeros_like(out)),
     inputs=(REAL, REAL), grad_of="nn.elu", kinks=(0.0,), params={"alpha": [1.0, 0.5]},
+    equivalents={"numpy": formula(_numpy_elu_grad, NO_GRADIENT_OPS), "tensorflow": _tf_elu_grad},
 )
 
 
@@ -220,12 +293,29 @@ def _elu(x: Any, alpha: float = 1.0) -> Any:
     return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))
 
 
+def _tf_elu(tf: Any, x: Any, alpha: float = 1.0) -> Any:
+    if alpha == 1.0:
+        return tf.nn.elu(x)
+    # tf.nn.elu has alpha = 1; alpha * elu(x) is alpha * (e^x - 1) for x < 0, still with
+    # TensorFlow's elu and its gradient op.
+    return tf.where(x > 0, x, alpha * tf.nn.elu(x))
+
+
+def _numpy_elu(xp: Any, x: Any, alpha: float = 1.0) -> Any:
+    return xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, 0.0)))
+
+
 elu: Op = _activation(
     "nn.elu", _elu,
     vjp=lambda g, out, x, alpha=1.0: elu_grad(g, out, alpha=alpha),
     jvp=lambda ts, out, x, alpha=1.0: elu_grad(ts[0], out, alpha=alpha),
     grad_op="nn.elu_grad", kinks=(0.0,), params={"alpha": [1.0, 0.5]},
+    equivalents={"numpy": formula(_numpy_elu, "numpy has no elu"), "tensorflow": _tf_elu},
 )
+
+def _numpy_selu_grad(xp: Any, dy: Any, y: Any) -> Any:
+    return xp.where(y < 0, dy * (y + SELU_SCALE * SELU_ALPHA), dy * SELU_SCALE)
+
 
 selu_grad: Op = _gradient_op(
     "nn.selu_grad",
@@ -234,6 +324,8 @@ selu_grad: Op = _gradient_op(
     lambda w, out, dy, y: _where(y < 0, w * dy, zeros_like(out)),
     inputs=(REAL, REAL), grad_of="nn.selu", kinks=(0.0,),
     doc="selu's gradient op: dy * (y + scale * alpha) where y < 0, dy * scale elsewhere.",
+    equivalents={"numpy": formula(_numpy_selu_grad, NO_GRADIENT_OPS),
+                 "tensorflow": tf_gradient_op("SeluGrad", "gradients", "outputs")},
 )
 selu: Op = _activation(
     "nn.selu",
@@ -241,6 +333,9 @@ selu: Op = _activation(
     vjp=lambda g, out, x: selu_grad(g, out),
     jvp=lambda ts, out, x: selu_grad(ts[0], out),
     grad_op="nn.selu_grad", kinks=(0.0,), doc="scale * elu(x, alpha) with SELU's constants.",
+    equivalents={"numpy": formula(lambda xp, x: SELU_SCALE * _numpy_elu(xp, x, SELU_ALPHA),
+                                  "numpy has no selu"),
+                 "tensorflow": "nn.selu"},
 )
 
 
@@ -255,11 +350,21 @@ def _celu_deriv(w: Any, out: Any, x: Any, alpha: float = 1.0) -> Any:
     return _where(x > 0, w, w * (out / alpha + 1))
 
 
+def _celu_with(ns: Any, where: Any, x: Any, alpha: float = 1.0) -> Any:
+    return where(x > 0, x, alpha * ns.expm1(ns.minimum(x, 0.0) / alpha))
+
+
 celu: Op = _activation(
     "nn.celu", _celu,
     vjp=lambda g, out, x, alpha=1.0: _celu_deriv(g, out, x, alpha),
     jvp=lambda ts, out, x, alpha=1.0: _celu_deriv(ts[0], out, x, alpha),
     kinks=(0.0,), params={"alpha": [1.0, 2.0]},
+    equivalents={
+        "numpy": formula(lambda xp, x, alpha=1.0: _celu_with(xp, xp.where, x, alpha),
+                         "numpy has no celu"),
+        "tensorflow": formula(lambda tf, x, alpha=1.0: _celu_with(tf.math, tf.where, x, alpha),
+                              "TensorFlow has no celu"),
+    },
 )
 
 
@@ -278,17 +383,26 @@ def _gelu_deriv(x: Any, approximate: bool = False) -> Any:
     return 0.5 * erfc(-x * INV_SQRT2) + x * INV_SQRT_2PI * exp(-0.5 * square(x))
 
 
+def _numpy_gelu(xp: Any, x: Any, approximate: bool = False) -> Any:
+    if approximate:
+        return 0.5 * x * (1 + xp.tanh(GELU_C * (x + GELU_K * x * x * x)))
+    return 0.5 * x * xp.special.erfc(-x * INV_SQRT2)
+
+
 gelu: Op = _activation(
     "nn.gelu", _gelu,
     vjp=lambda g, out, x, approximate=False: g * _gelu_deriv(x, approximate),
     jvp=lambda ts, out, x, approximate=False: ts[0] * _gelu_deriv(x, approximate),
     params={"approximate": [False, True]},
+    equivalents={"numpy": formula(_numpy_gelu, "numpy has no gelu"), "tensorflow": "nn.gelu"},
 )
 silu: Op = _activation(
     "nn.silu", lambda x: x * sp.expit(x),
     vjp=lambda g, out, x: g * (sigmoid(x) * (1 + x * sigmoid(-x))),
     jvp=lambda ts, out, x: ts[0] * (sigmoid(x) * (1 + x * sigmoid(-x))),
     doc="x * sigmoid(x) (swish).",
+    equivalents={"numpy": formula(lambda xp, x: x * xp.special.expit(x), "numpy has no silu"),
+                 "tensorflow": "nn.silu"},
 )
 
 
@@ -303,10 +417,17 @@ mish: Op = _activation(
     vjp=lambda g, out, x: g * _mish_deriv(x), jvp=None,
     transpose_jvp_reason="exercises the JVP computed by transposing the VJP",
     doc="x * tanh(softplus(x)).",
+    equivalents={
+        "numpy": formula(lambda xp, x: x * xp.tanh(xp.logaddexp(0.0, x)), "numpy has no mish"),
+        "tensorflow": formula(lambda tf, x: x * tf.math.tanh(tf.math.softplus(x)),
+                              "TensorFlow has no mish in tf.math or tf.nn"),
+    },
 )
 hard_tanh: Op = _activation(
     "nn.hard_tanh", lambda x: np.clip(x, -1, 1),
     vjp=lambda g, out, x: _where((x > -1) & (x < 1), g, zeros_like(g)),
     jvp=lambda ts, out, x: _where((x > -1) & (x < 1), ts[0], zeros_like(ts[0])),
     kinks=(-1.0, 1.0), doc="clip(x, -1, 1).",
+    equivalents={"numpy": lambda xp, x: xp.clip(x, -1.0, 1.0),
+                 "tensorflow": lambda tf, x: tf.clip_by_value(x, -1.0, 1.0)},
 )
