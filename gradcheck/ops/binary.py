@@ -3,6 +3,8 @@
 maximum and minimum split the derivative evenly between the two inputs where they
 are equal (as JAX does; TensorFlow gives it all to the first input), so the rule is
 symmetric in its arguments.
+
+Each op names its equivalents (``equivalents=``): numpy's function and TensorFlow's.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from gradcheck.engine.op import Op, define_op
 from gradcheck.engine.tensor import value_of
 from gradcheck.ops.cumulative import REAL_WITH_ZEROS
 from gradcheck.ops.elementwise import exp, log
+from gradcheck.ops.refs import formula
 from gradcheck.ops.rules import dtype_of, fit, shape_of, unbroadcast
 
 PAIR = "(...),(...)"
@@ -39,7 +42,7 @@ add = _binary(
          lambda g, out, x, y: unbroadcast(g, y)),
     jvp=(lambda t, out, x, y: fit(t, out),
          lambda t, out, x, y: fit(t, out)),
-    linear=True,
+    linear=True, equivalents={"numpy": "add", "tensorflow": "math.add"},
 )
 subtract = _binary(
     "subtract", np.subtract,
@@ -47,7 +50,7 @@ subtract = _binary(
          lambda g, out, x, y: unbroadcast(-g, y)),
     jvp=(lambda t, out, x, y: fit(t, out),
          lambda t, out, x, y: fit(-t, out)),
-    linear=True,
+    linear=True, equivalents={"numpy": "subtract", "tensorflow": "math.subtract"},
 )
 multiply = _binary(
     "multiply", np.multiply,
@@ -55,6 +58,7 @@ multiply = _binary(
          lambda g, out, x, y: unbroadcast(g * x, y)),
     jvp=(lambda t, out, x, y: fit(t * y, out),
          lambda t, out, x, y: fit(x * t, out)),
+    equivalents={"numpy": "multiply", "tensorflow": "math.multiply"},
 )
 divide = _binary(
     "divide", np.divide,
@@ -62,7 +66,7 @@ divide = _binary(
          lambda g, out, x, y: unbroadcast(-g * out / y, y)),
     jvp=(lambda t, out, x, y: fit(t / y, out),
          lambda t, out, x, y: fit(-t * out / y, out)),
-    inputs=(REAL, NonZero()),
+    inputs=(REAL, NonZero()), equivalents={"numpy": "divide", "tensorflow": "math.divide"},
 )
 
 
@@ -82,6 +86,7 @@ power = _binary(
          lambda t, out, x, y: fit(t * _pow_dy(x, y, out), out)),
     # |y| <= 3 keeps x**y finite at every magnitude the checker explores (x up to ~3e3)
     inputs=(POSITIVE, Interval(-3.0, 3.0)),
+    equivalents={"numpy": "power", "tensorflow": "math.pow"},
 )
 
 
@@ -105,6 +110,7 @@ where: Op = define_op(
     family="binary", nondiff_argnums=(0,), inputs=(BoolMask(), REAL, REAL),
     shapes="(...),(...),(...)",
     doc="numpy.where(cond, x, y); cond is a boolean mask, not differentiated.",
+    equivalents={"numpy": "where", "tensorflow": "where"},
 )
 
 
@@ -117,6 +123,7 @@ def _share(x, y, out, larger):
 
 
 def _extreme(name, forward, larger):
+    tensorflow = f"math.{name}"
     return _binary(
         name, forward,
         vjp=(lambda g, out, x, y: unbroadcast(g * _share(x, y, out, larger), x),
@@ -125,6 +132,7 @@ def _extreme(name, forward, larger):
              lambda t, out, x, y: fit(t * _share(y, x, out, larger), out)),
         kinks="ties",
         doc=f"numpy.{name}(x, y); where x == y each input gets half the derivative.",
+        equivalents={"numpy": name, "tensorflow": tensorflow},
     )
 
 
@@ -146,6 +154,7 @@ arctan2 = _binary(
     # x away from 0 keeps clear of the origin and of the branch cut (x = 0, y < 0)
     inputs=(NonZero(), REAL),
     doc="numpy.arctan2(x, y): the angle of the point (y, x); cut along x = 0, y < 0.",
+    equivalents={"numpy": "arctan2", "tensorflow": "math.atan2"},
 )
 hypot = _binary(
     "hypot", np.hypot,
@@ -154,6 +163,8 @@ hypot = _binary(
     jvp=(lambda t, out, x, y: fit(t * x / out, out),
          lambda t, out, x, y: fit(t * y / out, out)),
     doc="numpy.hypot(x, y) = sqrt(x**2 + y**2); not differentiable at x = y = 0.",
+    # tf.math has no hypot or logaddexp: TensorFlow's numpy API has them.
+    equivalents={"numpy": "hypot", "tensorflow": "experimental.numpy.hypot"},
 )
 logaddexp = _binary(
     "logaddexp", np.logaddexp,
@@ -163,6 +174,7 @@ logaddexp = _binary(
     jvp=(lambda t, out, x, y: fit(t * exp(x - out), out),
          lambda t, out, x, y: fit(t * exp(y - out), out)),
     doc="numpy.logaddexp(x, y) = log(exp(x) + exp(y)), stable for large |x|, |y|.",
+    equivalents={"numpy": "logaddexp", "tensorflow": "experimental.numpy.logaddexp"},
 )
 
 
@@ -178,6 +190,9 @@ squared_difference = _binary(
     jvp=(lambda t, out, x, y: fit(_twice_difference(t, x, y), out),
          lambda t, out, x, y: fit(-_twice_difference(t, x, y), out)),
     doc="TensorFlow's squared_difference(x, y) = (x - y)**2.",
+    equivalents={"numpy": formula(lambda xp, x, y: xp.square(x - y),
+                                  "numpy has no squared_difference"),
+                 "tensorflow": "math.squared_difference"},
 )
 
 xlogy = _binary(
@@ -189,6 +204,10 @@ xlogy = _binary(
          lambda t, out, x, y: fit(t * x / y, out)),
     inputs=(REAL_WITH_ZEROS, POSITIVE),
     doc="scipy.special.xlogy(x, y) = x * log(y), and 0 where x == 0.",
+    # x log(y) is the op on its domain (y > 0), with the op's derivative log(y) at x = 0
+    equivalents={"numpy": "special.xlogy", "tensorflow": "math.xlogy",
+                 "autograd": formula(lambda xp, x, y: x * xp.log(y),
+                                     "autograd.scipy.special has no xlogy")},
 )
 
 
@@ -209,4 +228,7 @@ fmod = _binary(
     # kinks entry for them: the checker's numeric kink test catches a sample that lands there.
     inputs=(REAL, NonZero()),
     doc="numpy.fmod(x, y) = x - trunc(x / y) * y; jumps where x / y is an integer.",
+    # TensorFlow's fmod has no registered gradient (TruncateMod): its derivative paths are
+    # unsupported, with TensorFlow's own message.  No autograd entry: it has no fmod rule.
+    equivalents={"tensorflow": "truncatemod"},
 )
