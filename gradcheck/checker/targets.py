@@ -117,6 +117,7 @@ class OpTarget(Target):
         self.name, self.family = op.name, op.family
         self.tolerance = op.meta.get("tolerance")
         self.grad_op = op.meta.get("grad_op")
+        self.gauge = tuple(op.meta.get("gauge") or ())  # read by the agreement checks
         self.domains: tuple[Domain, ...] = tuple(op.meta.get("inputs") or ())
         self.fixed = None if inputs is None else [np.array(x) for x in inputs]
 
