@@ -103,21 +103,6 @@ def test_unknown_op_and_missing_inputs_are_clear_errors() -> None:
         check(lambda x: x)
 
 
-def test_reference_hook_receives_the_examples(monkeypatch) -> None:
-    import gradcheck.oracles as oracles
-
-    seen = {}
-
-    def hook(target, examples, references, paths):
-        seen.update(target=target.name, n=len(examples), references=references, paths=paths)
-        return [], []
-
-    monkeypatch.setattr(oracles, "reference_cells", hook)
-    check("sin", references=["tensorflow"], examples=2, paths=["jvp"], dtypes=["float64"])
-    assert seen == {"target": "sin", "n": 2, "references": ["tensorflow"], "paths": ["jvp"]}
-    assert refs.INTERNAL == ("numeric", "self")
-
-
 def test_timeout_turns_a_hang_into_an_error_finding() -> None:
     from gradcheck.engine import Registry, define_op
 

@@ -63,7 +63,8 @@ def test_a_wrong_reference_is_a_failing_finding_attributed_to_it() -> None:
                    references=["numeric", "self", "fake_wrong"], seed=0)
     mine = [f for f in report.failures if f.attributed_to == "fake_wrong"]
     assert mine and any(f.path == "vjp" and f.reference == "numeric" for f in mine)
-    assert all(f.attributed_to == "fake_wrong" for f in report.failures)  # sin itself is right
+    # sin itself is right: nothing is blamed on it
+    assert not [f for f in report.failures if f.attributed_to == ""]
     assert report.cell("vjp", "fake_wrong").status == "fail"
     assert report.cell("vjp", "numeric").status == "pass"
 
@@ -101,7 +102,7 @@ def test_tensorflow_cumprod_at_zero_is_a_finding_attributed_to_tensorflow() -> N
                    references=["numeric", "self", "tensorflow"], seed=0)
     tf = [f for f in report.failures if f.attributed_to == "tensorflow"]
     assert {f.path for f in tf} >= {"vjp", "jvp", "double_vjp"}
-    assert all(f.attributed_to == "tensorflow" for f in report.failures)
+    assert not [f for f in report.failures if f.attributed_to == ""]
     assert report.cell("vjp", "tensorflow").status == "fail"
 
 

@@ -226,15 +226,14 @@ def _findings(t: Target, options: Options, report: Report, collector: Collector,
         if kind == "dependence_leak" and ("value_leak", path, ref, side) in collector.first:
             continue  # reading the dummy is implied by a value leak
         shrunk = False
-        if kind in SHRINKABLE and spent < total:
+        # a disagreement between two sides is judged by both sides' numeric checks at the
+        # example where it was seen: it is not shrunk (each side's own findings are)
+        if kind in SHRINKABLE and spent < total and ref not in references:
             refs = [references[n] for n in (side, ref) if n in references]
 
             def shows(ex: Any, key: tuple[str, str, str, str] = key,
                       refs: list[Reference] = refs) -> Any:
-                only = [key[1:]]
-                if key[2] in references:  # a disagreement: judged with both numeric checks
-                    only += [(key[1], "numeric", ""), (key[1], "numeric", key[2])]
-                r = examine(t, ex, options, only=only, references=refs)
+                r = examine(t, ex, options, only=[key[1:]], references=refs)
                 match = [o for o in r.outcomes if o.key == key]
                 return (match[0], ex) if match else None
             seed = stream_seed(report.seed, t.name, example.dtype)
