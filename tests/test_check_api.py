@@ -11,7 +11,6 @@ from broken_ops import BROKEN
 
 import gradcheck.numpy as gnp
 from gradcheck.checker import FunctionTarget, Report, check
-from gradcheck.checker import references as refs
 from gradcheck.checker.paths import PATHS
 from gradcheck.checker.report import KINDS
 from gradcheck.domains import POSITIVE, REAL
