@@ -26,8 +26,9 @@ from gradcheck.ops.elementwise import exp, rsqrt, zeros_like
 from gradcheck.ops.indexing import scatter_add
 from gradcheck.ops.reduce import mean
 from gradcheck.ops.reduce import sum as sum_
+from gradcheck.ops.refs import formula
 from gradcheck.ops.rules import dtype_of, fit, normalize_axis, unbroadcast
-from gradcheck.ops.shape import draw_shape, pick
+from gradcheck.ops.shape import dims, draw_shape, pick, tf_axes, tf_constant
 
 #: Names exported in gradcheck.nn.
 NN = ["softmax", "log_softmax", "layer_norm", "batch_norm", "embedding", "dropout"]
@@ -61,6 +62,37 @@ def _same_shape(op: str, dy: Any, y: Any) -> None:
     if np.shape(dy) != np.shape(y):
         raise ValueError(f"{op}: the upstream gradient has shape {np.shape(dy)} but the output "
                          f"has shape {np.shape(y)}; they must be equal")
+
+
+# -- equivalents: numpy has no softmax (autograd.scipy.special only logsumexp) -----------------
+def tf_over_axes(tf: Any, fn: Callable[..., Any], x: Any, axis: Any) -> Any:
+    """``fn(x, axis=a)`` (tf.nn.softmax, tf.nn.log_softmax: one int axis) over numpy's
+    ``axis``: an int, a tuple or None (every axis) moved last and flattened into one."""
+    shape = dims(x)
+    if not int(np.prod(shape)):
+        return x * 0.0
+    axes = tf_axes(axis, len(shape)) or list(range(len(shape)))
+    if len(axes) == 1:
+        return fn(x, axis=axes[0])
+    rest = [i for i in range(len(shape)) if i not in axes]
+    moved = tf.transpose(x, perm=rest + axes)
+    flat = tf.reshape(moved, [shape[i] for i in rest] + [int(np.prod([shape[i] for i in axes]))])
+    out = tf.reshape(fn(flat, axis=-1), [shape[i] for i in rest + axes])
+    return tf.transpose(out, perm=list(np.argsort(rest + axes)))
+
+
+def np_log_softmax(np_: Any, x: Any, axis: Any = -1) -> Any:
+    """log_softmax with a numpy namespace: x - logsumexp(x)."""
+    if not int(np.prod(dims(x))):
+        return x * 1.0
+    return x - np_.special.logsumexp(x, axis=axis, keepdims=True)
+
+
+_NO_SOFTMAX = "numpy has no softmax; autograd.scipy.special has logsumexp only"
+
+
+def _tf_sum(tf: Any, x: Any, axis: Any) -> Any:
+    return tf.reduce_sum(x, axis=tf_axes(axis, len(dims(x))), keepdims=True)
 
 
 # -- softmax ----------------------------------------------------------------------------------
@@ -104,6 +136,13 @@ softmax_grad: Op = define_op(
     jvp=(_softmax_grad_dy, _softmax_grad_y_jvp),
     family="nn", inputs=(REAL, Interval(0.0, 1.0)), shapes=_same_two,
     params={"axis": _axis_choices}, grad_of="nn.softmax",
+    equivalents={
+        "numpy": formula(lambda np_, dy, y, axis=-1: (
+            dy - np_.sum(dy * y, axis=axis, keepdims=True)) * y, _NO_SOFTMAX),
+        "tensorflow": formula(lambda tf, dy, y, axis=-1: (dy - _tf_sum(tf, dy * y, axis)) * y,
+                              "TensorFlow has no softmax gradient op: its _SoftmaxGrad "
+                              "computes this expression"),
+    },
 )
 softmax: Op = define_op(
     "nn.softmax", _softmax,
@@ -111,6 +150,11 @@ softmax: Op = define_op(
     jvp=lambda ts, out, x, axis=-1: softmax_grad(ts[0], out, axis=axis),
     family="nn", inputs=(REAL,), shapes=_class_shapes, params={"axis": _axis_choices},
     grad_op="nn.softmax_grad", reference=lambda x, axis=-1: _scipy("softmax", x, axis),
+    equivalents={
+        "numpy": formula(lambda np_, x, axis=-1: np_.exp(np_log_softmax(np_, x, axis)),
+                         _NO_SOFTMAX),
+        "tensorflow": lambda tf, x, axis=-1: tf_over_axes(tf, tf.nn.softmax, x, axis),
+    },
 )
 
 
@@ -157,6 +201,13 @@ log_softmax_grad: Op = define_op(
     jvp=(lambda t, out, dy, y, axis=-1: log_softmax_grad(t, y, axis=axis), _log_softmax_grad_y),
     family="nn", inputs=(REAL, Interval(-6.0, 0.0)), shapes=_same_two,
     params={"axis": _axis_choices}, grad_of="nn.log_softmax",
+    equivalents={
+        "numpy": formula(lambda np_, dy, y, axis=-1: dy - np_.sum(dy, axis=axis, keepdims=True)
+                         * np_.exp(y), _NO_SOFTMAX),
+        "tensorflow": formula(lambda tf, dy, y, axis=-1: dy - _tf_sum(tf, dy, axis) * tf.exp(y),
+                              "TensorFlow has no log_softmax gradient op: its _LogSoftmaxGrad "
+                              "computes this expression"),
+    },
 )
 
 
@@ -172,6 +223,10 @@ log_softmax: Op = define_op(
     family="nn", inputs=(REAL,), shapes=_class_shapes, params={"axis": _axis_choices},
     grad_op="nn.log_softmax_grad",
     reference=lambda x, axis=-1: _scipy("log_softmax", x, axis),
+    equivalents={
+        "numpy": formula(np_log_softmax, _NO_SOFTMAX),
+        "tensorflow": lambda tf, x, axis=-1: tf_over_axes(tf, tf.nn.log_softmax, x, axis),
+    },
 )
 
 
@@ -238,10 +293,24 @@ def _normalization(name: str, default_axis: Any, doc: str) -> Op:
             total = total + t_beta
         return fit(total, out)
 
+    def numpy_equivalent(np_: Any, x: Any, gamma: Any, beta: Any, axis: Any = default_axis,
+                         eps: float = 1e-5) -> Any:
+        mu = np_.mean(x, axis=axis, keepdims=True)
+        var = np_.mean(np_.square(x - mu), axis=axis, keepdims=True)
+        return (x - mu) / np_.sqrt(var + eps) * gamma + beta
+
+    def tf_equivalent(tf: Any, x: Any, gamma: Any, beta: Any, axis: Any = default_axis,
+                      eps: float = 1e-5) -> Any:
+        axes = tf_axes(axis, len(dims(x))) or list(range(len(dims(x))))
+        mean_, variance = tf.nn.moments(x, axes, keepdims=True)
+        return tf.nn.batch_normalization(x, mean_, variance, beta, gamma, eps)
+
     forward.__doc__ = doc
     return define_op(
         name, forward, vjp, jvp, family="nn", inputs=(REAL, REAL, REAL),
         shapes=_norm_shapes, params=_norm_params,
+        equivalents={"numpy": formula(numpy_equivalent, "numpy has no normalization function"),
+                     "tensorflow": tf_equivalent},
     )
 
 
@@ -293,6 +362,9 @@ embedding: Op = define_op(
     vjp=(lambda g, out, table, ids: scatter_add(zeros_like(table), ids, g, axis=0), None),
     linear=True, family="nn", inputs=(REAL, Indices(axis=0)), nondiff_argnums=(1,),
     shapes=_embedding_shapes,
+    equivalents={"numpy": lambda np_, table, ids: table[np.asarray(ids)],
+                 "tensorflow": lambda tf, table, ids: tf.nn.embedding_lookup(
+                     table, tf.constant(tf_constant(tf, ids, np.int64)))},
 )
 
 
@@ -326,4 +398,11 @@ dropout: Op = define_op(
     vjp=(lambda g, out, x, mask, rate: g * _keep_scale(mask, rate, g), None),
     linear=True, family="nn", inputs=(REAL, BoolMask()), nondiff_argnums=(1,),
     shapes="(...),(...)", params={"rate": [0.5, 0.0, 0.2]},
+    equivalents={
+        "numpy": formula(lambda np_, x, mask, rate: x * (np.asarray(mask) / (1.0 - rate)),
+                         "numpy has no dropout"),
+        "tensorflow": formula(lambda tf, x, mask, rate: x * tf.constant(
+            tf_constant(tf, mask) / (1.0 - rate), dtype=x.dtype),
+            "tf.nn.dropout draws its own mask; the op is given one"),
+    },
 )
