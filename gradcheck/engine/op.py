@@ -67,6 +67,8 @@ class Op:
     fill_zeros: bool = True
     meta: dict[str, Any] = field(default_factory=dict)
     doc: str = ""
+    # the per-input VJP rules when declared that way: a tape calls only the ones it needs
+    vjp_parts: tuple[Rule | None, ...] | None = None
 
     def __call__(self, *args: Any, **params: Any) -> Any:
         if self.nin is not None and len(args) > self.nin:
@@ -107,19 +109,16 @@ class Op:
 
 def bind(op: Op, args: Sequence[Any], params: dict[str, Any]) -> Any:
     """Run ``op`` on ``args``: the numpy forward, then every visible tracer."""
-    has_tensor = False
-    values = []
     for a in args:
         if type(a) is Tensor:
-            values.append(a._value)
-            has_tensor = True
-        else:
-            values.append(a)
-    if op.nin is not None and len(values) != op.nin:
-        raise TypeError(f"op {op.name!r} takes {op.nin} positional inputs, got {len(values)}")
-    out = op.forward(*values, **params)
-    if not has_tensor:
-        return out
+            break
+    else:  # no tensor: plain numpy, which is also how rules run when nothing watches
+        if op.nin is not None and len(args) != op.nin:
+            raise TypeError(f"op {op.name!r} takes {op.nin} positional inputs, got {len(args)}")
+        return op.forward(*args, **params)
+    if op.nin is not None and len(args) != op.nin:
+        raise TypeError(f"op {op.name!r} takes {op.nin} positional inputs, got {len(args)}")
+    out = op.forward(*[a._value if type(a) is Tensor else a for a in args], **params)
     outs: Any
     if op.nout == 1:
         outs = Tensor(out if type(out) is np.ndarray else np.asarray(out))
@@ -139,7 +138,7 @@ def call_rule(op: Op, rule: Rule, first: Any, out: Any, args: Sequence[Any],
     except RuleError:
         raise
     except Exception as exc:
-        kind = "VJP" if rule is op.vjp else "JVP"
+        kind = "JVP" if rule is op.jvp else "VJP"
         exc.add_note(f"(in the {kind} rule of op {op.name!r})")
         raise
 
@@ -245,8 +244,10 @@ def define_op(
     meta = validate(name, metadata, _KEYWORDS)
     counts: dict[str, int | None] = {}
     rule_forms = {"vjp": vjp, "jvp": jvp}
+    vjp_parts = None
     if isinstance(vjp, (list, tuple)):
         counts["vjp"] = len(vjp)
+        vjp_parts = tuple(vjp)
         vjp = _per_argument(vjp, "vjp")
     elif vjp is not None:
         if not callable(vjp):
@@ -287,6 +288,7 @@ def define_op(
         nondiff_argnums=tuple(nondiff_argnums), differentiable=differentiable, linear=linear,
         first_order_only=first_order_only, transpose_jvp_reason=transpose_jvp_reason,
         fill_zeros=fill_zeros, meta=meta, doc=doc or (forward.__doc__ or ""),
+        vjp_parts=vjp_parts,
     )
     if linear and op.jvp is None:
         op.jvp = _linear_jvp(op)

@@ -1,6 +1,6 @@
 """Reverse mode: ``GradientTape`` records ops on watched tensors and backpropagates.
 
-The backward pass is iterative (usage counts and a ready stack, no recursion),
+The backward pass is one iterative sweep over the record, last node first (no recursion),
 so a chain of any length fits.  Rules run with only lower-level tracers
 visible; when none is, they get raw numpy arrays, which is the fast path.
 """
@@ -28,13 +28,12 @@ _EARLY_AGGREGATE = 32
 class _Node:
     """One recorded op call; ``tracked`` are the positions of inputs needing a cotangent."""
 
-    __slots__ = ("op", "args", "outs", "params", "tracked", "pending")
+    __slots__ = ("op", "args", "outs", "params", "tracked")
 
     def __init__(self, op: Op, args: tuple[Any, ...], outs: tuple[Tensor, ...],
                  params: dict[str, Any], tracked: tuple[int, ...]) -> None:
         self.op, self.args, self.outs, self.params = op, args, outs, params
         self.tracked = tracked
-        self.pending = 0
 
 
 def _aggregate(cotangents: list[Any]) -> Any:
@@ -125,16 +124,21 @@ class GradientTape:
 
     def record(self, op: Op, args: tuple[Any, ...], outs: Any, params: dict[str, Any]) -> None:
         tracked = self._tracked
+        # a tracked id belongs to a live tensor the tape holds, so no type test is needed
+        if len(args) == 1:
+            positions: tuple[int, ...] = (0,) if id(args[0]) in tracked else ()
+        else:
+            positions = tuple(i for i, a in enumerate(args) if id(a) in tracked)
         nondiff = op.nondiff_argnums
-        positions = [i for i, a in enumerate(args) if type(a) is Tensor and id(a) in tracked]
         if nondiff:
-            positions = [i for i in positions if i not in nondiff]
+            positions = tuple(i for i in positions if i not in nondiff)
         if not positions:
             return
         outs = outs if type(outs) is tuple else (outs,)
-        self._nodes.append(_Node(op, tuple(args), outs, params, tuple(positions)))
+        args = args if type(args) is tuple else tuple(args)
+        self._nodes.append(_Node(op, args, outs, params, positions))
         for o in outs:
-            if getattr(o._value, "dtype", None) is not None and o._value.dtype.kind in "fc":
+            if o._value.dtype.kind in "fc":
                 tracked[id(o)] = o
 
     # -- backward ------------------------------------------------------
@@ -195,104 +199,85 @@ class GradientTape:
 
 def _backward(nodes: list[_Node], seeds: list[tuple[Any, Any]], sources: list[Tensor],
               visible: tuple[Any, ...], all_live: bool = False) -> list[Any]:
-    """Backpropagate: usage counts decide when a node has all its output cotangents.
+    """Backpropagate: visit the recorded nodes last to first, each once.
 
-    ``all_live`` says every recorded tensor depends on a source (the sources
-    include every watched tensor), which skips the forward liveness sweep.
+    Recording order is a topological order (an op's inputs exist before it
+    runs), so when the sweep reaches a node every use of its outputs has been
+    visited: their cotangents are complete.  A node none of whose outputs has a
+    cotangent is skipped.  Only inputs that depend on a source (``live``) get a
+    cotangent; ``all_live`` says every recorded tensor does (the sources include
+    every watched tensor), which skips the forward liveness sweep.
     """
-    producer = {}
-    live: set[int] | None = None if all_live else {id(s) for s in sources}
-    for n in nodes:
-        for o in n.outs:
-            producer[id(o)] = n
-        if live is not None and any(id(n.args[i]) in live for i in n.tracked):
-            live.update(id(o) for o in n.outs)
-    # Nodes leading to a target, with each tensor's number of uses among them.
-    relevant: set[int] = set()
-    usage: dict[int, int] = {}
-    stack = [id(t) for t, _ in seeds if live is None or id(t) in live]
-    while stack:
-        found = producer.get(stack.pop())
-        if found is None or id(found) in relevant:
-            continue
-        relevant.add(id(found))
-        for i in found.tracked:
-            key = id(found.args[i])
-            if live is None or key in live:
-                usage[key] = usage.get(key, 0) + 1
-                stack.append(key)
-    ready = []
-    for n in nodes:
-        if id(n) in relevant:
-            n.pending = sum(1 for o in n.outs if id(o) in usage)
-            if n.pending == 0:
-                ready.append(n)
+    live: set[int] | None = None
+    if not all_live:
+        live = {id(s) for s in sources}
+        for n in nodes:
+            if any(id(n.args[i]) in live for i in n.tracked):
+                live.update(id(o) for o in n.outs)
     pending: dict[int, list[Any]] = {}
     for t, g in seeds:
-        pending.setdefault(id(t), []).append(g)
+        if live is None or id(t) in live:
+            pending.setdefault(id(t), []).append(g)
     saved = state.swap(visible)
     try:
         raw = not visible
-        while ready:
-            node = ready.pop()
-            _propagate(node, pending, raw)
-            for i in node.tracked:
-                key = id(node.args[i])
-                if key not in usage:
-                    continue
-                usage[key] -= 1
-                if usage[key] == 0:
-                    prod = producer.get(key)
-                    if prod is not None and id(prod) in relevant:
-                        prod.pending -= 1
-                        if prod.pending == 0:
-                            ready.append(prod)
+        for node in reversed(nodes):
+            if len(node.outs) == 1 and id(node.outs[0]) not in pending:
+                continue
+            _propagate(node, pending, raw, live)
         return [_aggregate(pending[id(s)]) if id(s) in pending else None for s in sources]
     finally:
         state.swap(saved)
 
 
-def _propagate(node: _Node, pending: dict[int, list[Any]], raw: bool) -> None:
+def _propagate(node: _Node, pending: dict[int, list[Any]], raw: bool,
+               live: set[int] | None) -> None:
     """Call one node's VJP rule and add its cotangents to the inputs' pending lists."""
-    op = node.op
+    op, args, params = node.op, node.args, node.params
     if op.nout == 1:
         lst = pending.pop(id(node.outs[0]), None)
         if lst is None:
             return
         g = lst[0] if len(lst) == 1 else _aggregate(lst)
+        out: Any = node.outs[0]
         if raw:
-            g = value_of(g)
-            args: Any = [a._value if type(a) is Tensor else a for a in node.args]
-            out: Any = node.outs[0]._value
-        else:
-            args, out = node.args, node.outs[0]
+            g, out = value_of(g), out._value
+            args = tuple([a._value if type(a) is Tensor else a for a in args])
     else:
         gs = [pending.pop(id(o), None) for o in node.outs]
         if all(g is None for g in gs):
             return
         gs = [None if g is None else _aggregate(g) for g in gs]
+        outs: tuple[Any, ...] = node.outs
         if raw:
             gs = [value_of(g) for g in gs]
-            args = [value_of(a) for a in node.args]
-            outs: tuple[Any, ...] = tuple(o._value for o in node.outs)
-        else:
-            args, outs = node.args, node.outs
+            args = tuple([value_of(a) for a in args])
+            outs = tuple(o._value for o in outs)
         if op.fill_zeros:
             gs = [np.zeros_like(value_of(o)) if g is None else g
                   for g, o in zip(gs, outs, strict=True)]
         g, out = tuple(gs), outs
-    cts = call_rule(op, op.vjp, g, out, args, node.params)  # type: ignore[arg-type]
-    if not isinstance(cts, (tuple, list)):
-        cts = (cts,)
-    if len(cts) != len(node.args):
-        raise RuleError(op.name, "vjp", "count",
-                        f"the VJP rule returned {len(cts)} cotangents for {len(node.args)} inputs")
+    parts = op.vjp_parts
+    if parts is None:
+        cts = call_rule(op, op.vjp, g, out, args, params)  # type: ignore[arg-type]
+        if not isinstance(cts, (tuple, list)):
+            cts = (cts,)
+        if len(cts) != len(args):
+            raise RuleError(op.name, "vjp", "count", f"the VJP rule returned {len(cts)} "
+                            f"cotangents for {len(args)} inputs")
     for i in node.tracked:
-        ct = cts[i]
+        arg = node.args[i]
+        if live is not None and id(arg) not in live:
+            continue
+        if parts is None:
+            ct = cts[i]
+        else:  # per-input rules: only the inputs that need a cotangent
+            rule = parts[i]
+            ct = None if rule is None else call_rule(op, rule, g, out, args, params)
         if ct is None:
             continue
-        check_cotangent(op, i, ct, node.args[i])
-        lst = pending.setdefault(id(node.args[i]), [])
+        check_cotangent(op, i, ct, arg)
+        lst = pending.setdefault(id(arg), [])
         lst.append(ct)
         if len(lst) >= _EARLY_AGGREGATE:
             lst[:] = [_aggregate(lst)]
