@@ -159,6 +159,7 @@ def _numeric_says(sess: Session, rs: Session, path: str) -> tuple[str, str]:
         # from a first-order map that only one side gets wrong
         path = base
         target_wrong, ref_wrong = wrong(sess), wrong(rs)
+    if target_wrong is None or ref_wrong is None:
         return "neither (not compared with the numeric derivative)", "neither"
     if ref_wrong and not target_wrong:
         return "gradcheck's value", rs.side

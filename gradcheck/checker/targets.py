@@ -75,6 +75,8 @@ class Target(abc.ABC):
     tolerance: Tolerance | None = None
     #: Name of the gradient op the VJP calls (named in value-leak messages), if any.
     grad_op: str | None = None
+    #: ((output, axis), ...): outputs whose vectors are defined up to sign.
+    gauge: tuple[tuple[int, int], ...] = ()
 
     @abc.abstractmethod
     def strategy(self, dtype: str) -> st.SearchStrategy[Example]:
@@ -117,6 +119,8 @@ class OpTarget(Target):
         self.name, self.family = op.name, op.family
         self.tolerance = op.meta.get("tolerance")
         self.grad_op = op.meta.get("grad_op")
+        #: Outputs defined up to the sign of each vector (see :mod:`gradcheck.checker.gauge`).
+        self.gauge = tuple(op.meta.get("gauge") or ())
         self.gauge = tuple(op.meta.get("gauge") or ())  # read by the agreement checks
         self.domains: tuple[Domain, ...] = tuple(op.meta.get("inputs") or ())
         self.fixed = None if inputs is None else [np.array(x) for x in inputs]
