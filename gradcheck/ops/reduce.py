@@ -3,6 +3,9 @@
 Ties (max, min, the inf-norms) share the derivative evenly among the tied entries,
 as TensorFlow's reduce_max and JAX's reductions do; an entry's share is a constant
 computed from the values, since the indicator's own derivative is zero.
+
+Each op names its equivalents (``equivalents=``): numpy's function and TensorFlow's
+``tf.math.reduce_*`` (with the axes as TensorFlow takes them) or ``tf.norm``.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from gradcheck.engine.op import define_op
 from gradcheck.engine.tensor import value_of
 from gradcheck.ops.cumulative import REAL_WITH_ZEROS, exclusive_cumprod
 from gradcheck.ops.elementwise import exp
+from gradcheck.ops.refs import NoEquivalent
 from gradcheck.ops.rules import dtype_of, normalize_axis, shape_of, zeros_like_rule
 
 ANY = "(...)"
@@ -91,6 +95,26 @@ def _raw_expanded(out, x, axis, keepdims):
     return np.expand_dims(out, normalize_axis(axis, len(shape_of(x))))
 
 
+# -- TensorFlow's conventions ------------------------------------------------------------
+def _tf_shape(x: Any) -> tuple[int, ...]:
+    return tuple(int(d) for d in x.shape)
+
+
+def _tf_axes(x: Any, axis: Any) -> list[int] | None:
+    """``axis`` as TensorFlow's reductions take it: a list of non-negative axes, or None."""
+    if axis is None:
+        return None
+    return [int(a) % builtins.max(len(_tf_shape(x)), 1) for a in np.atleast_1d(axis)]
+
+
+def _tf_reduction(name: str) -> Callable[..., Any]:
+    """The TensorFlow equivalent ``tf.math.<name>(x, axis, keepdims)``."""
+    def call(tf: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        return getattr(tf.math, name)(x, axis=_tf_axes(x, axis), keepdims=keepdims)
+    call.__name__ = f"math.{name}"
+    return call
+
+
 def _reduce(name, forward, vjp, jvp=None, inputs=(REAL,), **meta):
     meta.setdefault("shapes", ANY)
     meta.setdefault("params", REDUCE_PARAMS)
@@ -110,6 +134,7 @@ sum = _reduce(  # noqa: A001 - numpy's name
     "sum", lambda x, axis=None, *, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),
     vjp=lambda g, out, x, axis=None, keepdims=False: expand_to(g, x, axis, keepdims),
     linear=True, doc="numpy.sum(x, axis, keepdims=...).",
+    equivalents={"numpy": "sum", "tensorflow": _tf_reduction("reduce_sum")},
 )
 
 
@@ -125,6 +150,7 @@ mean = _reduce(
     jvp=lambda ts, out, x, axis=None, keepdims=False:
         sum(ts[0], axis=axis, keepdims=keepdims) / _mean_count(x, axis),
     linear=True, shapes=reducible_shapes, params=NONEMPTY_PARAMS,
+    equivalents={"numpy": "mean", "tensorflow": _tf_reduction("reduce_mean")},
 )
 
 
@@ -153,6 +179,7 @@ prod = _reduce(
         sum(ts[0] * _others(x, axis), axis=axis, keepdims=keepdims),
     inputs=(REAL_WITH_ZEROS,),
     doc="numpy.prod(x, axis, keepdims=...); exact derivatives with zeros in x.",
+    equivalents={"numpy": "prod", "tensorflow": _tf_reduction("reduce_prod")},
 )
 
 
@@ -177,6 +204,7 @@ def _extreme(name, numpy_fn):
         jvp=lambda ts, out, x, axis=None, keepdims=False:
             sum(ts[0] * _tie_weights(x, out, axis, keepdims), axis=axis, keepdims=keepdims),
         shapes=reducible_shapes, params=NONEMPTY_PARAMS, kinks="ties",
+        equivalents={"numpy": name, "tensorflow": _tf_reduction(f"reduce_{name}")},
     )
 
 
@@ -215,6 +243,12 @@ def _logsumexp_reference(x, axis=None, *, keepdims=False):
     return scipy_logsumexp(x, axis=axis, keepdims=keepdims)
 
 
+def _numpy_logsumexp(xp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    out = xp.special.logsumexp(x, axis=axis, keepdims=keepdims)
+    # autograd's logsumexp gives shape (1,) for a 0-d input: numpy's shape is ()
+    return xp.reshape(out, ()) if np.ndim(x) == 0 else out
+
+
 logsumexp = _reduce(
     "special.logsumexp", _logsumexp_forward,
     vjp=lambda g, out, x, axis=None, keepdims=False:
@@ -222,6 +256,7 @@ logsumexp = _reduce(
     jvp=lambda ts, out, x, axis=None, keepdims=False:
         sum(ts[0] * _softmax_weights(out, x, axis, keepdims), axis=axis, keepdims=keepdims),
     shapes=reducible_shapes, params=NONEMPTY_PARAMS, reference=_logsumexp_reference,
+    equivalents={"numpy": _numpy_logsumexp, "tensorflow": _tf_reduction("reduce_logsumexp")},
 )
 
 
@@ -257,12 +292,30 @@ def _var_jvp(ts, out, x, axis=None, ddof=0, keepdims=False):
     return sum(ts[0] * _centered(x, axis), axis=axis, keepdims=keepdims) * scale
 
 
+def _tf_moment(tf: Any, name: str, x: Any, axis: Any, ddof: int, keepdims: bool) -> Any:
+    """tf.math.reduce_variance or reduce_std, times the factor that turns TensorFlow's
+    ``ddof = 0`` into ``ddof`` (TensorFlow has no ddof)."""
+    n = reduced_size(_tf_shape(x), axis)
+    scale = n / (n - ddof) if name == "reduce_variance" else np.sqrt(n / (n - ddof))
+    out = getattr(tf.math, name)(x, axis=_tf_axes(x, axis), keepdims=keepdims)
+    return out if ddof == 0 else out * scale
+
+
+def _tf_var(tf: Any, x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+    return _tf_moment(tf, "reduce_variance", x, axis, ddof, keepdims)
+
+
+def _tf_std(tf: Any, x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+    return _tf_moment(tf, "reduce_std", x, axis, ddof, keepdims)
+
+
 var = _reduce(
     "var",
     lambda x, axis=None, *, ddof=0, keepdims=False:
         np.var(x, axis=axis, ddof=ddof, keepdims=keepdims),
     vjp=_var_vjp, jvp=_var_jvp, shapes=reducible_shapes, params=_moment_params,
     doc="numpy.var(x, axis, ddof=..., keepdims=...).",
+    equivalents={"numpy": "var", "tensorflow": _tf_var},
 )
 
 
@@ -287,6 +340,7 @@ std = _reduce(
     vjp=_std_vjp, jvp=_std_jvp, shapes=reducible_shapes, params=_moment_params, kinks="ties",
     doc="numpy.std(x, axis, ddof=..., keepdims=...); not differentiable where all the "
         "entries of a group are equal (zero variance), except over single entries (std = 0).",
+    equivalents={"numpy": "std", "tensorflow": _tf_std},
 )
 
 
@@ -382,6 +436,27 @@ def _norm_params(draw: Callable[..., Any], shapes: list[tuple[int, ...]]) -> dic
     return {"ord": ord, "axis": axis, "keepdims": draw(st.booleans())}
 
 
+def _tf_norm(tf: Any, x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    """tf.norm with numpy's reading of ``ord`` and ``axis``, for the ords it has."""
+    shape = _tf_shape(x)
+    # numpy's result shape; tf.norm loses the static shape in graph mode
+    out_shape = np.linalg.norm(np.ones(shape), ord=ord, axis=axis, keepdims=keepdims).shape
+    if axis is None:
+        if ord is None:
+            return tf.reshape(tf.norm(tf.reshape(x, [-1])), out_shape)
+        axis = tuple(range(len(shape)))  # numpy: a vector or matrix norm of the whole input
+    axes = (int(axis),) if np.ndim(axis) == 0 else tuple(int(a) for a in axis)
+    matrix = len(axes) == 2
+    if ord is None or ord == "fro":
+        ord = "euclidean"
+    if matrix and ord not in ("euclidean", 1, 2, np.inf):
+        raise NoEquivalent(f"tf.norm has no matrix norm ord={ord!r}")
+    if not matrix and ord != "euclidean" and not ord > 0:
+        raise NoEquivalent(f"tf.norm takes vector ords > 0 only, not {ord!r}")
+    out = tf.norm(x, ord=ord, axis=list(axes) if matrix else axes[0], keepdims=keepdims)
+    return tf.reshape(out, out_shape)
+
+
 norm = _reduce(
     "linalg.norm",
     lambda x, ord=None, axis=None, keepdims=False:
@@ -391,4 +466,5 @@ norm = _reduce(
         "max/min norms (inf, 1 for matrices) share the derivative evenly; the spectral (2, -2) "
         "and nuclear norms need distinct nonzero singular values (their derivatives go "
         "through linalg.svd).",
+    equivalents={"numpy": "linalg.norm", "tensorflow": _tf_norm},
 )
