@@ -22,11 +22,21 @@ from gradcheck.engine.op import Op, define_op
 from gradcheck.engine.tensor import value_of
 from gradcheck.ops.activations import sigmoid
 from gradcheck.ops.elementwise import clip
-from gradcheck.ops.nn import axes_of, log_softmax, softmax
+from gradcheck.ops.nn import axes_of, log_softmax, np_log_softmax, softmax
 from gradcheck.ops.reduce import expand_to
 from gradcheck.ops.reduce import sum as sum_
+from gradcheck.ops.refs import NoEquivalent, formula
 from gradcheck.ops.rules import dtype_of, fit, shape_of, unbroadcast
-from gradcheck.ops.shape import broadcast_to, draw_shape, expand_dims, pick, reshape
+from gradcheck.ops.shape import (
+    broadcast_to,
+    dims,
+    draw_shape,
+    expand_dims,
+    pick,
+    reshape,
+    tf_axes,
+    tf_broadcast,
+)
 
 #: Names exported in gradcheck.nn.
 NN = ["softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits",
@@ -79,6 +89,12 @@ def _loss(name: str, forward: Callable[..., Any], vjp: Any, jvp: Any, **meta: An
     return define_op(name, forward, vjp, jvp, family="loss", **meta)
 
 
+_NO_LOSS = "numpy has no loss functions"
+# tf.compat.v1.losses.* cast both inputs to float32; the other losses are Keras'
+_NO_TF_LOSS = ("TensorFlow's only {} outside Keras, tf.compat.v1.losses.{}, computes in "
+               "float32")
+
+
 # -- softmax cross-entropy --------------------------------------------------------------------
 def _softmax_xent(labels: Any, logits: Any, axis: int = -1) -> np.ndarray:
     """-sum(labels * log_softmax(logits), axis): TensorFlow's softmax_cross_entropy_with_logits
@@ -118,6 +134,12 @@ softmax_cross_entropy_with_logits: Op = _loss(
          sum_(t * _xent_dlogits(labels, logits, axis), axis=axis)),
     inputs=(SimplexAlong(), REAL), shapes=_same_nonscalar, params={"axis": [-1, 0]},
     reference=_xent_reference,
+    equivalents={
+        "numpy": formula(lambda np_, labels, logits, axis=-1: -np_.sum(
+            labels * np_log_softmax(np_, logits, axis), axis=axis), _NO_LOSS),
+        "tensorflow": lambda tf, labels, logits, axis=-1:
+            tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits, axis=axis),
+    },
 )
 
 
@@ -164,6 +186,17 @@ def _sparse_shapes(draw: Callable[..., Any]) -> list[tuple[int, ...]]:
     return [batch, (*batch, pick(draw, [3, 1, 2, 4]))]
 
 
+def _np_sparse_xent(np_: Any, labels: Any, logits: Any) -> Any:
+    hot = np.eye(dims(logits)[-1])[np.asarray(labels)]
+    return -np_.sum(hot * np_log_softmax(np_, logits, -1), axis=-1)
+
+
+def _tf_sparse_xent(tf: Any, labels: Any, logits: Any) -> Any:
+    if not dims(logits)[-1]:
+        raise NoEquivalent("TensorFlow's sparse cross-entropy needs at least one class")
+    return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+
+
 sparse_softmax_cross_entropy_with_logits: Op = _loss(
     "nn.sparse_softmax_cross_entropy_with_logits", _sparse_xent,
     vjp=(None, lambda g, out, labels, logits:
@@ -172,6 +205,7 @@ sparse_softmax_cross_entropy_with_logits: Op = _loss(
          sum_(t * _sparse_dlogits(labels, logits), axis=-1)),
     inputs=(ClassLabels(of=1), REAL), nondiff_argnums=(0,), shapes=_sparse_shapes,
     reference=_sparse_reference,
+    equivalents={"numpy": formula(_np_sparse_xent, _NO_LOSS), "tensorflow": _tf_sparse_xent},
 )
 
 
@@ -183,6 +217,11 @@ def _sigmoid_xent(labels: Any, logits: Any) -> np.ndarray:
     return np.maximum(x, 0) - x * labels + np.log1p(np.exp(-np.abs(x)))
 
 
+def _tf_sigmoid_xent(tf: Any, labels: Any, logits: Any) -> Any:
+    labels, logits = tf_broadcast(tf, labels, logits)  # TensorFlow's does not broadcast
+    return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
+
+
 sigmoid_cross_entropy_with_logits: Op = _loss(
     "nn.sigmoid_cross_entropy_with_logits", _sigmoid_xent,
     vjp=(lambda g, out, z, x: unbroadcast(-g * x, z),
@@ -191,6 +230,12 @@ sigmoid_cross_entropy_with_logits: Op = _loss(
          lambda t, out, z, x: fit(t * (sigmoid(x) - z), out)),
     inputs=(Interval(0.0, 1.0), REAL), shapes="(...),(...)",
     reference=lambda z, x: np.logaddexp(0, x) - x * z,
+    equivalents={
+        # log(1 + e^-|x|) + max(x, 0) - x z, the stable form
+        "numpy": formula(lambda np_, z, x: np_.logaddexp(0.0, -np_.abs(x))
+                         + np_.maximum(x, 0.0) - x * z, _NO_LOSS),
+        "tensorflow": _tf_sigmoid_xent,
+    },
 )
 
 
@@ -200,6 +245,8 @@ l2_loss: Op = _loss(
     vjp=lambda g, out, t: g * t,
     jvp=lambda ts, out, t: sum_(ts[0] * t),
     inputs=(REAL,), shapes="(...)", doc="TensorFlow's l2_loss: sum(t ** 2) / 2 (a scalar).",
+    equivalents={"numpy": formula(lambda np_, t: np_.sum(t * t) / 2, _NO_LOSS),
+                 "tensorflow": "nn.l2_loss"},
 )
 
 
@@ -270,15 +317,37 @@ def _regression_params(draw: Callable[..., Any], shapes: list[tuple[int, ...]]) 
     return {"axis": pick(draw, [None, -1, 0])}
 
 
+def _tf_mse(tf: Any, p: Any, t: Any, axis: Any = None) -> Any:
+    e = tf.math.squared_difference(p, t)
+    return tf.reduce_mean(e, axis=tf_axes(axis, len(dims(e))))
+
+
 mean_squared_error: Op = _loss(
     "nn.mean_squared_error", _mse,
     *_regression_rules("nn.mean_squared_error", lambda e, axis=None: 2 * e),
     inputs=(REAL, REAL), shapes="(...,n),(...,n)", params=_regression_params,
+    equivalents={
+        "numpy": formula(lambda np_, p, t, axis=None: np_.mean(np_.square(p - t), axis=axis),
+                         _NO_LOSS),
+        "tensorflow": formula(_tf_mse, _NO_TF_LOSS.format("mean squared error",
+                                                          "mean_squared_error")),
+    },
 )
 
 
 def _huber_params(draw: Callable[..., Any], shapes: list[tuple[int, ...]]) -> dict[str, Any]:
     return {**_regression_params(draw, shapes), "delta": pick(draw, [1.0, 0.5, 2.0])}
+
+
+def _huber_with(where: Callable[..., Any], absolute: Callable[..., Any], e: Any,
+                delta: float) -> Any:
+    a = absolute(e)
+    return where(a <= delta, 0.5 * e * e, delta * (a - 0.5 * delta))
+
+
+def _tf_huber(tf: Any, p: Any, t: Any, delta: float = 1.0, axis: Any = None) -> Any:
+    loss = _huber_with(tf.where, tf.abs, p - t, delta)
+    return tf.reduce_mean(loss, axis=tf_axes(axis, len(dims(loss))))
 
 
 # Its kinks (|predictions - targets| = delta) are not points of either input alone, so there
@@ -288,4 +357,9 @@ huber: Op = _loss(
     *_regression_rules("nn.huber", lambda e, delta=1.0, axis=None:
                        clip(e, -float(delta), float(delta))),
     inputs=(REAL, REAL), shapes="(...,n),(...,n)", params=_huber_params,
+    equivalents={
+        "numpy": formula(lambda np_, p, t, delta=1.0, axis=None: np_.mean(
+            _huber_with(np_.where, np_.abs, p - t, delta), axis=axis), _NO_LOSS),
+        "tensorflow": formula(_tf_huber, _NO_TF_LOSS.format("Huber loss", "huber_loss")),
+    },
 )
