@@ -5,10 +5,14 @@ Every derivative here is a first-order linear recurrence, so one registered op,
 too, which keeps every rule differentiable again.  It multiplies and adds only (no
 division), so cumprod and prod stay exact when the input holds zeros, where the
 usual ``cumsum(g * y) / x`` rule gives nan.
+
+The cumulative ops name their equivalents (``equivalents=``): numpy's function where
+there is one, and TensorFlow's ``tf.math.cumsum``, ``cumprod`` and ``cumulative_logsumexp``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -197,6 +201,18 @@ def _cum_axes(shapes: list[tuple[int, ...]]) -> list[Any]:
 CUM_PARAMS = {"axis": _cum_axes}
 
 
+def _tf_scan(name: str) -> Callable[..., Any]:
+    """The TensorFlow equivalent ``tf.math.<name>(x, axis)``; numpy's ``axis=None`` scans the
+    flattened array."""
+    def call(tf: Any, x: Any, axis: Any = None) -> Any:
+        fn = getattr(tf.math, name)
+        if axis is None:
+            return fn(tf.reshape(x, [-1]), axis=0)
+        return fn(x, axis=int(axis))
+    call.__name__ = f"math.{name}"
+    return call
+
+
 def _cumsum_vjp(g, out, x, axis=None):
     ones = np.ones((), dtype_of(x))  # a reverse cumsum
     ct = linear_recurrence(ones, g, axis=0 if _flat(x, axis) else axis, reverse=True)
@@ -208,6 +224,7 @@ cumsum = define_op(
     vjp=_cumsum_vjp, linear=True,
     family="reduce", inputs=(REAL,), shapes=ANY, params=CUM_PARAMS,
     doc="numpy.cumsum(x, axis); axis=None scans the flattened array.",
+    equivalents={"numpy": "cumsum", "tensorflow": _tf_scan("cumsum")},
 )
 
 
@@ -230,6 +247,7 @@ cumprod = define_op(
     vjp=_cumprod_vjp, jvp=_cumprod_jvp,
     family="reduce", inputs=(REAL_WITH_ZEROS,), shapes=ANY, params=CUM_PARAMS,
     doc="numpy.cumprod(x, axis); exact derivatives with zeros in x (no division).",
+    equivalents={"tensorflow": _tf_scan("cumprod")},
 )
 
 
@@ -281,4 +299,5 @@ cumlogsumexp = define_op(
     vjp=_cumlogsumexp_vjp, jvp=_cumlogsumexp_jvp,
     family="reduce", inputs=(REAL,), shapes=ANY, params=CUM_PARAMS,
     reference=_cumlogsumexp_reference,
+    equivalents={"tensorflow": _tf_scan("cumulative_logsumexp")},
 )
