@@ -63,6 +63,8 @@ LEAK_KINDS = frozenset({"value_leak", "dependence_leak"})
 _OWN_TABLES = ("exceptions", "skipped", "ops")
 #: How many ops the "did not pass" list above the fold shows before pointing to the matrix.
 TOP_FAILURES = 25
+#: Op statuses whose detail section draws the convergence plot and lists every check.
+_PLOTTED = frozenset({"fail", "error", "allowed"})
 #: Reference frameworks whose versions the Environment box reports.
 FRAMEWORKS = ("autograd", "tensorflow")
 
@@ -295,10 +297,11 @@ def _op_view(index: int, report: Report, columns: list[Column],
         ratio_key=_sort_key(worst),
         cells=[by_pair.get((col.path, col.reference)) for col in columns],
         findings=[_finding_view(f, policy) for f, _ in group[0].findings] if group else [],
-        checks=checks,
-        # Plots only where a reader needs them: a passing op's slopes are listed as text.
+        checks=checks if status != "pass" else [],  # a passing op's cells: in its matrix row
+        # Plots only where a derivative may be wrong (a passing or merely warned op's
+        # slopes are listed as text): the full-registry page stays small and fast.
         plot=Markup(convergence_svg(report.convergence, key=report.op)
-                    if status != "pass" else ""),
+                    if status in _PLOTTED else ""),
         slopes=slope_text,
         stats=pretty(report.stats) if report.stats else "",
     )

@@ -43,6 +43,9 @@ _OTHER_COLORS = ("#17becf", "#bcbd22", "#d62728", "#7f7f7f", "#393b79", "#637939
 _RC: dict[str, Any] = {
     "svg.fonttype": "none",  # real <text>: small, searchable, escaped by matplotlib
     "font.size": 9.0,
+    # One short family name: matplotlib writes the whole fallback list into every <text>.
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans"],
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.grid": True,
@@ -157,7 +160,7 @@ def _draw(
         for name, (xs, ys) in plottable.items():
             color = _PATH_COLORS.get(name) or next(others)
             label = _label(name, fitted.get(name, math.nan))
-            ax.plot(xs, ys, marker="o", markersize=3.5, linewidth=1.5, color=color, label=label)
+            ax.plot(xs, ys, linewidth=1.5, color=color, label=label)
         ax.set_xscale("log")
         ax.set_yscale("log")
         for axis in (ax.xaxis, ax.yaxis):
