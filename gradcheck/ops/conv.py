@@ -32,6 +32,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from gradcheck.domains import REAL
 from gradcheck.engine.op import Op, define_op
 from gradcheck.ops.elementwise import zeros_like
+from gradcheck.ops.refs import NoEquivalent
 from gradcheck.ops.rules import shape_of, unbroadcast
 from gradcheck.ops.shape import expand_dims, pick, reshape
 
@@ -279,6 +280,50 @@ def _backprop_filter_params(draw: Callable[..., Any],
     return pick(draw, found)
 
 
+# -- TensorFlow equivalents: its conv and pooling functions, its raw gradient ops --------------
+def _tf_pads(op: str, padding: Any) -> Any:
+    """The op's padding as tf.nn.conv2d takes it: 'VALID', 'SAME' or four (before, after)."""
+    if isinstance(padding, str):
+        return padding
+    return [[0, 0], *(list(p) for p in _explicit(op, padding)), [0, 0]]
+
+
+def _tf_conv_args(op: str, strides: Any, padding: Any, dilations: Any) -> dict[str, Any]:
+    """The raw Conv2D* ops' geometry attributes (``padding="EXPLICIT"`` with a flat list)."""
+    d = pair(op, "dilations", dilations)
+    if max(d) > 1:  # the forward would run (with unit strides); its gradient ops would not
+        raise NoEquivalent("TensorFlow's CPU Conv2DBackpropInput and Conv2DBackpropFilter "
+                           "do not support dilations > 1")
+    pads = _tf_pads(op, padding)
+    explicit = [] if isinstance(pads, str) else [int(v) for p in pads for v in p]
+    return {"strides": [1, *pair(op, "strides", strides), 1],
+            "padding": pads if isinstance(pads, str) else "EXPLICIT",
+            "explicit_paddings": explicit, "dilations": [1, *d, 1]}
+
+
+def _tf_conv2d(tf: Any, x: Any, filters: Any, strides: Any = 1, padding: Any = "VALID",
+               dilations: Any = 1) -> Any:
+    geo = _tf_conv_args("nn.conv2d", strides, padding, dilations)  # refuses dilations > 1
+    return tf.nn.conv2d(x, filters, strides=geo["strides"], padding=_tf_pads("nn.conv2d", padding),
+                        dilations=geo["dilations"])
+
+
+def _tf_backprop_input(tf: Any, filters: Any, dy: Any, input_sizes: Any, strides: Any = 1,
+                       padding: Any = "VALID", dilations: Any = 1) -> Any:
+    sizes = tf.constant([int(a) for a in np.ravel(input_sizes)], dtype=tf.int32)
+    return tf.raw_ops.Conv2DBackpropInput(
+        input_sizes=sizes, filter=filters, out_backprop=dy,
+        **_tf_conv_args("nn.conv2d_backprop_input", strides, padding, dilations))
+
+
+def _tf_backprop_filter(tf: Any, x: Any, dy: Any, filter_sizes: Any, strides: Any = 1,
+                        padding: Any = "VALID", dilations: Any = 1) -> Any:
+    sizes = tf.constant([int(a) for a in np.ravel(filter_sizes)], dtype=tf.int32)
+    return tf.raw_ops.Conv2DBackpropFilter(
+        input=x, filter_sizes=sizes, out_backprop=dy,
+        **_tf_conv_args("nn.conv2d_backprop_filter", strides, padding, dilations))
+
+
 # -- the ops ----------------------------------------------------------------------------------
 GEOMETRY_PARAMS = ("strides", "padding", "dilations")
 
@@ -306,6 +351,7 @@ conv2d: Op = define_op(
     params=_conv_params, grad_op="nn.conv2d_backprop_input",
     doc="TensorFlow's conv2d (NHWC input, HWIO filter); its VJPs are nn.conv2d_backprop_input "
         "and nn.conv2d_backprop_filter.",
+    equivalents={"tensorflow": _tf_conv2d},
 )
 conv2d_backprop_input: Op = define_op(
     "nn.conv2d_backprop_input", _backprop_input,
@@ -316,6 +362,7 @@ conv2d_backprop_input: Op = define_op(
          lambda t, out, f, dy, **p: conv2d_backprop_input(f, t, **p)),
     family="nn", inputs=(REAL, REAL), shapes=lambda draw: list(_conv_draw(draw)[1:]),
     params=_backprop_input_params, grad_of="nn.conv2d",
+    equivalents={"tensorflow": _tf_backprop_input},
 )
 conv2d_backprop_filter: Op = define_op(
     "nn.conv2d_backprop_filter", _backprop_filter,
@@ -327,6 +374,7 @@ conv2d_backprop_filter: Op = define_op(
     family="nn", inputs=(REAL, REAL),
     shapes=lambda draw: [s for i, s in enumerate(_conv_draw(draw)) if i != 1],
     params=_backprop_filter_params, grad_of="nn.conv2d",
+    equivalents={"tensorflow": _tf_backprop_filter},
 )
 
 
@@ -381,12 +429,27 @@ def _conv1d_shapes(draw: Callable[..., Any]) -> list[tuple[int, ...]]:
     return [(x[0], x[2], x[3]), f[1:]]
 
 
+def _tf_conv1d(tf: Any, x: Any, filters: Any, stride: Any = 1, padding: Any = "VALID",
+               dilations: Any = 1) -> Any:
+    if int(dilations) > 1:
+        raise NoEquivalent("TensorFlow's CPU Conv2DBackpropInput and Conv2DBackpropFilter "
+                           "do not support dilations > 1")
+    if isinstance(padding, str):
+        return tf.nn.conv1d(x, filters, stride=int(stride), padding=padding)
+    # tf.nn.conv1d takes 'SAME' or 'VALID' only: explicit padding through conv2d on a
+    # height-1 image, which is how tf.nn.conv1d computes
+    out = _tf_conv2d(tf, tf.expand_dims(x, 1), tf.expand_dims(filters, 0),
+                     **_as_2d(stride, padding, dilations))
+    return tf.squeeze(out, 1)
+
+
 conv1d: Op = define_op(
     "nn.conv1d", _conv1d,
     vjp=(_conv1d_vjp_x, _conv1d_vjp_f),
     jvp=(lambda t, out, x, f, **p: conv1d(t, f, **p),
          lambda t, out, x, f, **p: conv1d(x, t, **p)),
     family="nn", inputs=(REAL, REAL), shapes=_conv1d_shapes, params=_conv1d_params,
+    equivalents={"tensorflow": _tf_conv1d},
 )
 
 
@@ -524,17 +587,47 @@ def _pool(p: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in p.items() if k in ("ksize", "strides", "padding")}
 
 
+def _tf_pool_args(op: str, ksize: Any, strides: Any, padding: str) -> dict[str, Any]:
+    return {"ksize": [1, *pair(op, "ksize", ksize), 1],
+            "strides": [1, *pair(op, "strides", strides), 1], "padding": padding}
+
+
+def _tf_avg_pool2d_grad(tf: Any, grad: Any, orig_input_shape: Any, ksize: Any, strides: Any,
+                        padding: str = "VALID") -> Any:
+    shape = tf.constant([int(a) for a in np.ravel(orig_input_shape)], dtype=tf.int32)
+    return tf.raw_ops.AvgPoolGrad(orig_input_shape=shape, grad=grad, **_tf_pool_args(
+        "nn.avg_pool2d_grad", ksize, strides, padding))
+
+
+def _tf_max_pool2d_grad(tf: Any, x: Any, grad: Any, ksize: Any, strides: Any,
+                        padding: str = "VALID") -> Any:
+    args = _tf_pool_args("nn.max_pool2d_grad", ksize, strides, padding)
+    return tf.raw_ops.MaxPoolGrad(orig_input=x, orig_output=tf.raw_ops.MaxPool(input=x, **args),
+                                  grad=grad, **args)
+
+
+def _tf_max_pool2d_grad_grad(tf: Any, x: Any, grad: Any, ksize: Any, strides: Any,
+                             padding: str = "VALID") -> Any:
+    args = _tf_pool_args("nn.max_pool2d_grad_grad", ksize, strides, padding)
+    return tf.raw_ops.MaxPoolGradGrad(orig_input=x,
+                                      orig_output=tf.raw_ops.MaxPool(input=x, **args),
+                                      grad=grad, **args)
+
+
 avg_pool2d_grad: Op = define_op(
     "nn.avg_pool2d_grad", _avg_pool2d_grad,
     vjp=lambda w, out, grad, **p: avg_pool2d(w, **_pool(p)),
     linear=True, family="nn", inputs=(REAL,), shapes=lambda draw: [_pool_draw(draw)[1]],
     params=_avg_grad_params, grad_of="nn.avg_pool2d",
+    equivalents={"tensorflow": _tf_avg_pool2d_grad},
 )
 avg_pool2d: Op = define_op(
     "nn.avg_pool2d", _avg_pool2d,
     vjp=lambda g, out, x, **p: avg_pool2d_grad(g, shape_of(x), **p),
     linear=True, family="nn", inputs=(REAL,), shapes=lambda draw: [_pool_draw(draw)[0]],
     params=_pool_params, grad_op="nn.avg_pool2d_grad",
+    equivalents={"tensorflow": lambda tf, x, ksize, strides, padding="VALID": tf.nn.avg_pool2d(
+        x, **_tf_pool_args("nn.avg_pool2d", ksize, strides, padding))},
 )
 max_pool2d_grad_grad: Op = define_op(
     "nn.max_pool2d_grad_grad", _max_pool2d_grad_grad,
@@ -545,6 +638,7 @@ max_pool2d_grad_grad: Op = define_op(
     family="nn", inputs=(REAL, REAL), kinks="ties",
     shapes=lambda draw: [_pool_draw(draw)[0]] * 2, params=_pool_params,
     grad_of="nn.max_pool2d_grad",
+    equivalents={"tensorflow": _tf_max_pool2d_grad_grad},
 )
 max_pool2d_grad: Op = define_op(
     "nn.max_pool2d_grad", _max_pool2d_grad,
@@ -555,6 +649,7 @@ max_pool2d_grad: Op = define_op(
     family="nn", inputs=(REAL, REAL), kinks="ties",
     shapes=lambda draw: list(_pool_draw(draw)), params=_pool_grad_params,
     grad_of="nn.max_pool2d", grad_op="nn.max_pool2d_grad_grad",
+    equivalents={"tensorflow": _tf_max_pool2d_grad},
 )
 max_pool2d: Op = define_op(
     "nn.max_pool2d", _max_pool2d,
@@ -563,4 +658,6 @@ max_pool2d: Op = define_op(
     family="nn", inputs=(REAL,), kinks="ties",
     shapes=lambda draw: [_pool_draw(draw)[0]], params=_pool_params,
     grad_op="nn.max_pool2d_grad",
+    equivalents={"tensorflow": lambda tf, x, ksize, strides, padding="VALID": tf.nn.max_pool2d(
+        x, **_tf_pool_args("nn.max_pool2d", ksize, strides, padding))},
 )
