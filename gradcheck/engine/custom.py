@@ -12,6 +12,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from gradcheck.engine import state
 from gradcheck.engine.op import Op
 from gradcheck.engine.pytree import flatten, unflatten
@@ -57,7 +59,7 @@ def custom_gradient(f: Callable[..., Any]) -> Callable[..., Any]:
         op = Op(name=f"custom_gradient({f.__name__})", forward=_no_forward, vjp=vjp, jvp=None,
                 nout=len(out_leaves), nin=n_in, family="custom",
                 transpose_jvp_reason="custom_gradient supplies only a VJP")
-        outs = tuple(Tensor(value_of(o)) for o in out_leaves)
+        outs = tuple(Tensor(np.asarray(value_of(o))) for o in out_leaves)
         if any(type(a) is Tensor for a in in_leaves):
             packed = outs[0] if len(outs) == 1 else outs
             for tracer in state.visible():

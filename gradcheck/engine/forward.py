@@ -86,29 +86,30 @@ class ForwardAccumulator:
 
     def record(self, op: Op, args: tuple[Any, ...], outs: Any, params: dict[str, Any]) -> None:
         table = self._tangents
-        tangents: list[Any] = []
-        found = False
+        # a key of the table is the id of a live tensor the table holds: no type test needed
+        if len(args) == 1:
+            entry = table.get(id(args[0]))
+            if entry is None:
+                return
+            tangents: tuple[Any, ...] = (entry[1],)
+        else:
+            tangents = tuple([None if (e := table.get(id(a))) is None else e[1] for a in args])
         nondiff = op.nondiff_argnums
-        for i, a in enumerate(args):
-            entry = table.get(id(a)) if type(a) is Tensor else None
-            if entry is None or (nondiff and i in nondiff):
-                tangents.append(None)
-            else:
-                tangents.append(entry[1])
-                found = True
-        if not found:
+        if nondiff:
+            tangents = tuple([None if i in nondiff else t for i, t in enumerate(tangents)])
+        if all(t is None for t in tangents):
             return
         below = state.below(self.level)
         saved = state.swap(below)
         try:
             if op.jvp is None or self.force_transpose:
                 outs_t = outs if type(outs) is tuple else (outs,)
-                result = transpose_jvp(op, tangents, outs_t, args, params, self.level - 1)
+                result = transpose_jvp(op, list(tangents), outs_t, args, params, self.level - 1)
             elif below:
-                result = call_rule(op, op.jvp, tuple(tangents), outs, args, params)
+                result = call_rule(op, op.jvp, tangents, outs, args, params)
             else:  # nobody watches: the rule runs on raw arrays
                 out = tuple(o._value for o in outs) if op.nout > 1 else outs._value
-                raw_t = tuple(None if t is None else value_of(t) for t in tangents)
+                raw_t = tuple([t._value if type(t) is Tensor else t for t in tangents])
                 raw_args = [a._value if type(a) is Tensor else a for a in args]
                 result = call_rule(op, op.jvp, raw_t, out, raw_args, params)
         finally:

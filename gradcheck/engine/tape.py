@@ -25,15 +25,9 @@ __all__ = ["GradientTape", "check_cotangent"]
 _EARLY_AGGREGATE = 32
 
 
-class _Node:
-    """One recorded op call; ``tracked`` are the positions of inputs needing a cotangent."""
-
-    __slots__ = ("op", "args", "outs", "params", "tracked")
-
-    def __init__(self, op: Op, args: tuple[Any, ...], outs: tuple[Tensor, ...],
-                 params: dict[str, Any], tracked: tuple[int, ...]) -> None:
-        self.op, self.args, self.outs, self.params = op, args, outs, params
-        self.tracked = tracked
+# One recorded op call: (op, inputs, outputs, params, tracked), where ``tracked`` are the
+# positions of the inputs that need a cotangent.  A plain tuple: one is made per op call.
+_Node = tuple[Op, tuple[Any, ...], tuple[Tensor, ...], dict[str, Any], tuple[int, ...]]
 
 
 def _aggregate(cotangents: list[Any]) -> Any:
@@ -125,8 +119,12 @@ class GradientTape:
     def record(self, op: Op, args: tuple[Any, ...], outs: Any, params: dict[str, Any]) -> None:
         tracked = self._tracked
         # a tracked id belongs to a live tensor the tape holds, so no type test is needed
-        if len(args) == 1:
+        n = len(args)
+        if n == 1:
             positions: tuple[int, ...] = (0,) if id(args[0]) in tracked else ()
+        elif n == 2:
+            first, second = id(args[0]) in tracked, id(args[1]) in tracked
+            positions = ((0, 1) if second else (0,)) if first else ((1,) if second else ())
         else:
             positions = tuple(i for i, a in enumerate(args) if id(a) in tracked)
         nondiff = op.nondiff_argnums
@@ -134,12 +132,16 @@ class GradientTape:
             positions = tuple(i for i in positions if i not in nondiff)
         if not positions:
             return
-        outs = outs if type(outs) is tuple else (outs,)
+        if type(outs) is tuple:
+            for o in outs:
+                if o._value.dtype.kind in "fc":
+                    tracked[id(o)] = o
+        else:
+            if outs._value.dtype.kind in "fc":
+                tracked[id(outs)] = outs
+            outs = (outs,)
         args = args if type(args) is tuple else tuple(args)
-        self._nodes.append(_Node(op, args, outs, params, positions))
-        for o in outs:
-            if o._value.dtype.kind in "fc":
-                tracked[id(o)] = o
+        self._nodes.append((op, args, outs, params, positions))
 
     # -- backward ------------------------------------------------------
     def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
@@ -211,9 +213,9 @@ def _backward(nodes: list[_Node], seeds: list[tuple[Any, Any]], sources: list[Te
     live: set[int] | None = None
     if not all_live:
         live = {id(s) for s in sources}
-        for n in nodes:
-            if any(id(n.args[i]) in live for i in n.tracked):
-                live.update(id(o) for o in n.outs)
+        for _, args, outs, _, tracked in nodes:
+            if any(id(args[i]) in live for i in tracked):
+                live.update(id(o) for o in outs)
     pending: dict[int, list[Any]] = {}
     for t, g in seeds:
         if live is None or id(t) in live:
@@ -222,7 +224,8 @@ def _backward(nodes: list[_Node], seeds: list[tuple[Any, Any]], sources: list[Te
     try:
         raw = not visible
         for node in reversed(nodes):
-            if len(node.outs) == 1 and id(node.outs[0]) not in pending:
+            outs = node[2]
+            if len(outs) == 1 and id(outs[0]) not in pending:
                 continue
             _propagate(node, pending, raw, live)
         return [_aggregate(pending[id(s)]) if id(s) in pending else None for s in sources]
@@ -233,30 +236,31 @@ def _backward(nodes: list[_Node], seeds: list[tuple[Any, Any]], sources: list[Te
 def _propagate(node: _Node, pending: dict[int, list[Any]], raw: bool,
                live: set[int] | None) -> None:
     """Call one node's VJP rule and add its cotangents to the inputs' pending lists."""
-    op, args, params = node.op, node.args, node.params
+    op, inputs, outs, params, tracked = node
+    args: Any = inputs
     if op.nout == 1:
-        lst = pending.pop(id(node.outs[0]), None)
+        lst = pending.pop(id(outs[0]), None)
         if lst is None:
             return
         g = lst[0] if len(lst) == 1 else _aggregate(lst)
-        out: Any = node.outs[0]
+        out: Any = outs[0]
         if raw:
             g, out = value_of(g), out._value
             args = tuple([a._value if type(a) is Tensor else a for a in args])
     else:
-        gs = [pending.pop(id(o), None) for o in node.outs]
+        gs = [pending.pop(id(o), None) for o in outs]
         if all(g is None for g in gs):
             return
         gs = [None if g is None else _aggregate(g) for g in gs]
-        outs: tuple[Any, ...] = node.outs
+        outs_v: tuple[Any, ...] = outs
         if raw:
             gs = [value_of(g) for g in gs]
             args = tuple([value_of(a) for a in args])
-            outs = tuple(o._value for o in outs)
+            outs_v = tuple(o._value for o in outs)
         if op.fill_zeros:
             gs = [np.zeros_like(value_of(o)) if g is None else g
-                  for g, o in zip(gs, outs, strict=True)]
-        g, out = tuple(gs), outs
+                  for g, o in zip(gs, outs_v, strict=True)]
+        g, out = tuple(gs), outs_v
     parts = op.vjp_parts
     if parts is None:
         cts = call_rule(op, op.vjp, g, out, args, params)  # type: ignore[arg-type]
@@ -265,8 +269,8 @@ def _propagate(node: _Node, pending: dict[int, list[Any]], raw: bool,
         if len(cts) != len(args):
             raise RuleError(op.name, "vjp", "count", f"the VJP rule returned {len(cts)} "
                             f"cotangents for {len(args)} inputs")
-    for i in node.tracked:
-        arg = node.args[i]
+    for i in tracked:
+        arg = inputs[i]
         if live is not None and id(arg) not in live:
             continue
         if parts is None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.engine.tensor import value_of
+from gradcheck.engine.tensor import Tensor, value_of
 
 __all__ = ["shape_of", "dtype_of", "unbroadcast", "fit", "zeros_like_rule", "zero_vjp",
            "zero_jvp", "normalize_axis"]
@@ -25,11 +25,23 @@ def dtype_of(x: Any) -> np.dtype:
     return v.dtype if hasattr(v, "dtype") else np.asarray(v).dtype
 
 
+def _same(a: Any, b: Any) -> bool:
+    """True when ``a`` and ``b`` are arrays (or tensors) of the same shape and dtype.
+
+    Every binary op's rules ask this once per call, so it reads the arrays directly."""
+    av = a._value if type(a) is Tensor else a
+    bv = b._value if type(b) is Tensor else b
+    return (type(av) is np.ndarray and type(bv) is np.ndarray and av.shape == bv.shape
+            and av.dtype == bv.dtype)
+
+
 def unbroadcast(g: Any, like: Any) -> Any:
     """Sum ``g`` over the dimensions broadcasting added to ``like``; cast to its dtype."""
+    if _same(g, like):
+        return g  # the common case: nothing to import or do
     shape, gshape = shape_of(like), shape_of(g)
     if gshape == shape and dtype_of(g) == dtype_of(like):
-        return g  # the common case, on every binary op's VJP: nothing to import or do
+        return g
     from gradcheck.ops.elementwise import astype
     from gradcheck.ops.reduce import sum as sum_
     from gradcheck.ops.shape import reshape
@@ -50,7 +62,7 @@ def unbroadcast(g: Any, like: Any) -> Any:
 
 def fit(t: Any, out: Any) -> Any:
     """Broadcast a tangent contribution to ``out``'s shape and cast it to its dtype."""
-    if shape_of(t) == shape_of(out) and dtype_of(t) == dtype_of(out):
+    if _same(t, out) or (shape_of(t) == shape_of(out) and dtype_of(t) == dtype_of(out)):
         return t
     from gradcheck.ops.elementwise import astype
     from gradcheck.ops.shape import broadcast_to
