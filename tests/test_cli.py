@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -39,9 +40,13 @@ define_op("clitest.bad_cos", np.cos, vjp=lambda g, out, x: (g * gnp.sin(x),),
 
 
 @pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty current directory (``reports/`` is created relative to it)."""
+def workdir(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+            monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty current directory (``reports/`` is created relative to it), and a cache
+    folder elsewhere."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
     return tmp_path
 
 
@@ -205,6 +210,15 @@ def test_output_options_write_exactly_what_is_asked(workdir: Path, options: list
     assert main(["run", "--op", "sin", *SMALL, *options]) == 0
     written = sorted(str(p.relative_to(workdir)) for p in workdir.rglob("*") if p.is_file())
     assert written == files
+
+
+def test_hypothesis_keeps_its_files_out_of_the_working_folder(workdir: Path,
+                                                             user_ops: str) -> None:
+    # user_ops puts a module in the working folder: Hypothesis caches its constants
+    assert main(["run", "--import", user_ops, "--op", "clitest.good_sin", *SMALL,
+                 "--json", "r.json"]) == 0
+    assert sorted(p.name for p in workdir.iterdir()) == ["clitest_ops.py", "r.json"]
+    assert (Path(os.environ["XDG_CACHE_HOME"]) / "gradcheck" / "hypothesis").is_dir()
 
 
 def test_bad_output_path_fails_before_the_sweep(workdir: Path, monkeypatch: pytest.MonkeyPatch,

@@ -1,22 +1,31 @@
 """Sweeps: check many ops, one report each, whatever any single op does.
 
-An op's exception becomes an ``error`` finding (``check`` already turns an op's crash into
-one; anything else escaping is caught here); a hang becomes an ``error`` finding after the
-per-op ``timeout``.  With ``jobs=N`` the ops run in N worker processes (started fresh with
-``spawn``); each report travels back as its JSON, so the results are byte-identical to
-``jobs=1``.  A worker stuck in C code past the timeout is killed and replaced.
+Anything an op raises -- ``SystemExit`` and its own ``KeyboardInterrupt`` included -- becomes
+an ``error`` finding of that op and the sweep goes on; only the user's Ctrl-C (a real SIGINT)
+or a SIGTERM / SIGHUP ends a sweep, and then no worker process is left behind.  A hang
+becomes an ``error`` finding after the per-op ``timeout``.
+
+With ``jobs=N`` (or ``isolate=True``) the ops run in N worker processes, started fresh with
+``spawn``: each imports ``imports`` first (so user ops exist there too), ignores SIGINT (a
+Ctrl-C reaches the whole process group; the parent decides) and dies with its parent.  Each
+report travels back as its JSON, so the results are byte-identical to ``jobs=1``.  A worker
+still busy past the timeout (an op that swallows the timer's exception, a hang in C code) is
+killed and replaced, and its op reported as timed out.
 """
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing as mp
 import os
 import platform
 import queue
+import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,30 +33,41 @@ import numpy as np
 
 from gradcheck.checker.api import check
 from gradcheck.checker.report import Finding, Report, Results
+from gradcheck.checker.timeout import Terminated, interrupted, stop_signals
 from gradcheck.engine import Op, Registry, default_registry
 
 __all__ = ["run_sweep", "DEFAULT_TIMEOUT", "error_report"]
 
 #: Seconds one op may take in a sweep unless ``timeout`` says otherwise.
 DEFAULT_TIMEOUT = 600.0
-#: Extra seconds a worker gets past the timeout before it is killed (its own timer should
-#: have fired first; this catches a hang in C code, which no Python timer interrupts).
+#: At most this many extra seconds (and at least 1, or the timeout if shorter) a worker gets
+#: past the timeout before it is killed: its own timer should have fired first; this catches
+#: an op that swallows the timer's exception, or a hang in C code, which no timer interrupts.
 KILL_GRACE = 10.0
 
 Progress = Callable[[Report], None]
 
 
-def error_report(name: str, message: str, tb: str | None = None, **options: Any) -> Report:
+def error_report(name: str, message: str, tb: str | None = None,
+                 stats: Mapping[str, Any] | None = None, **options: Any) -> Report:
     """A report whose only finding is an ``error`` (the op could not be checked)."""
     report = Report(op=name, seed=int(options.get("seed", 0)), mode=options.get("mode", "fast"))
     report.findings = [Finding(name, "all", "all", "error", message, traceback=tb)]
+    report.stats = dict(stats or {})
     return report
 
 
 def _check_one(registry: Registry, name: str, options: dict[str, Any]) -> Report:
     try:
         return check(name, registry=registry, **options)
-    except Exception as e:  # noqa: BLE001 - a sweep survives anything one op does
+    except Terminated:
+        raise
+    except KeyboardInterrupt:
+        if interrupted():  # the user's Ctrl-C ends the sweep; the op's own raise does not
+            raise
+        return error_report(name, f"{name}: check raised KeyboardInterrupt (the op raised it; "
+                            "the sweep goes on)", traceback.format_exc(), **options)
+    except BaseException as e:  # noqa: BLE001 - a sweep survives anything one op does
         return error_report(name, f"{name}: check raised {type(e).__name__}: {e}",
                             traceback.format_exc(), **options)
 
@@ -94,24 +114,38 @@ def _names(ops: Iterable[str | Op], registry: Registry) -> list[str]:
 
 def run_sweep(ops: Iterable[str | Op], *, jobs: int = 1, progress: Progress | None = None,
               registry: Registry | str | None = None, timeout: float | None = DEFAULT_TIMEOUT,
+              imports: Iterable[str] = (), isolate: bool | None = None,
+              per_op: Mapping[str, Mapping[str, Any]] | None = None,
               **options: Any) -> Results:
     """Check every op in ``ops`` (names, patterns such as ``'linalg.*'``, families, or Ops)
     with the :func:`~gradcheck.check` ``options``; ``progress(report)`` is called as each
-    op finishes.  Returns :class:`~gradcheck.checker.report.Results` sorted by op name."""
+    op finishes.  Returns :class:`~gradcheck.checker.report.Results` sorted by op name.
+
+    ``imports`` are modules imported first, here and in every worker (they register user
+    ops).  ``per_op`` maps an op name to options that replace ``options`` for that op (a
+    suite's rows).  ``isolate=True`` runs the ops in worker processes even with ``jobs=1``,
+    so that nothing an op does (``os._exit``, ignoring its timeout, crashing the
+    interpreter) stops the sweep; by default only ``jobs > 1`` uses workers."""
     if not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"run_sweep: jobs must be a positive integer, got {jobs!r}")
+    imports = tuple(imports)
+    for module in imports:
+        importlib.import_module(module)
     spec = _registry_spec(registry)
     reg = _load_registry(spec) if isinstance(registry, str) else (registry or default_registry)
     names = _names(ops, reg)
     options = {**options, "timeout": timeout}
-    if jobs == 1 or len(names) <= 1:
-        reports = []
-        for name in names:
-            reports.append(_check_one(reg, name, options))
-            if progress is not None:
-                progress(reports[-1])
-    else:
-        reports = _parallel(names, spec, options, jobs, progress)
+    tasks = [(name, {**options, **(per_op or {}).get(name, {})}) for name in names]
+    workers = isolate if isolate is not None else (jobs > 1 and len(names) > 1)
+    with stop_signals():
+        if workers and tasks:
+            reports = _parallel(tasks, spec, imports, jobs, progress)
+        else:
+            reports = []
+            for name, task_options in tasks:
+                reports.append(_check_one(reg, name, task_options))
+                if progress is not None:
+                    progress(reports[-1])
     config = {k: (list(v) if isinstance(v, (list, tuple)) else v)
               for k, v in sorted(options.items())}
     config["ops"] = sorted(names)
@@ -123,28 +157,72 @@ def run_sweep(ops: Iterable[str | Op], *, jobs: int = 1, progress: Progress | No
 
 
 # -- worker processes ------------------------------------------------------------------------
-def _worker(spec: str | None, options: dict[str, Any], tasks: Any, done: Any, wid: int) -> None:
-    registry = _load_registry(spec)
+Task = tuple[str, dict[str, Any]]
+
+
+def _contain_worker(parent: int) -> None:
+    """A worker ignores SIGINT (the parent, which got it too, ends the sweep and its workers)
+    and dies with its parent, even one killed by SIGKILL (Linux: PR_SET_PDEATHSIG)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked while it started
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before that took effect
+        os._exit(1)
+
+
+def _worker(spec: str | None, imports: tuple[str, ...], tasks: Any, done: Any, wid: int,
+            parent: int) -> None:
+    _contain_worker(parent)
+    registry: Registry | None = None
+    failure = ""
+    try:
+        for module in imports:
+            importlib.import_module(module)
+        registry = _load_registry(spec)
+    except BaseException as e:  # noqa: BLE001 - every op then says why it was not checked
+        failure = f"the worker process could not start: {type(e).__name__}: {e}"
     while True:
-        name = tasks.get()
-        if name is None:
+        task = tasks.get()
+        if task is None:
             return
+        name, options = task
         done.put((wid, name, None))  # started: the timeout counts from here, not from spawn
-        done.put((wid, name, _check_one(registry, name, options).to_json()))
+        report = _check_one(registry, name, options) if registry is not None else \
+            error_report(name, f"{name}: {failure}", **options)
+        done.put((wid, name, report.to_json()))
 
 
 @dataclass
 class _Worker:
     process: Any
     tasks: Any
-    name: str | None = None
+    task: Task | None = None
     started: float | None = None
 
 
-def _start(ctx: Any, spec: str | None, options: dict[str, Any], done: Any, wid: int) -> _Worker:
+@contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT blocked (not lost: it is delivered after), so a process started here inherits
+    the block and a Ctrl-C while it boots cannot print its traceback."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _start(ctx: Any, spec: str | None, imports: tuple[str, ...], done: Any, wid: int) -> _Worker:
     tasks = ctx.Queue()
-    process = ctx.Process(target=_worker, args=(spec, options, tasks, done, wid), daemon=True)
-    process.start()
+    process = ctx.Process(target=_worker, args=(spec, imports, tasks, done, wid, os.getpid()),
+                          daemon=True)
+    with _sigint_blocked():
+        process.start()
     return _Worker(process, tasks)
 
 
@@ -153,61 +231,95 @@ def _start(ctx: Any, spec: str | None, options: dict[str, Any], done: Any, wid: 
 ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-def _parallel(names: list[str], spec: str | None, options: dict[str, Any], jobs: int,
+def _parallel(tasks: list[Task], spec: str | None, imports: tuple[str, ...], jobs: int,
               progress: Progress | None) -> list[Report]:
     saved = {k: os.environ.get(k) for k in ONE_THREAD}
     os.environ.update({k: v for k, v in ONE_THREAD.items() if saved[k] is None})
     try:  # spawned workers read the environment when they start
-        return _run_workers(names, spec, options, jobs, progress)
+        return _run_workers(tasks, spec, imports, jobs, progress)
     finally:
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
 
 
-def _run_workers(names: list[str], spec: str | None, options: dict[str, Any], jobs: int,
+def _gone(w: _Worker) -> Report | None:
+    """The error report of a worker's op when the worker must be replaced: it died, or it
+    is still busy past the op's timeout and its grace."""
+    if w.task is None:
+        return None
+    name, options = w.task
+    timeout = options.get("timeout")
+    if timeout is not None and w.started is not None:
+        grace = min(KILL_GRACE, max(1.0, timeout))
+        if time.monotonic() - w.started > timeout + grace:
+            return error_report(name, f"{name}: check timed out after {timeout:g} s and did "
+                                "not stop (worker killed)", stats={"timed_out": True}, **options)
+    if w.process.is_alive():
+        return None
+    code = w.process.exitcode
+    why = f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 \
+        else f"exit code {code}"
+    return error_report(name, f"{name}: check failed: its worker process died ({why})",
+                        **options)
+
+
+def _run_workers(tasks: list[Task], spec: str | None, imports: tuple[str, ...], jobs: int,
                  progress: Progress | None) -> list[Report]:
     ctx = mp.get_context("spawn")
     done = ctx.Queue()
-    workers = [_start(ctx, spec, options, done, i) for i in range(min(jobs, len(names)))]
-    todo, reports = list(reversed(names)), {}
-    timeout = options.get("timeout")
-
-    def finish(report: Report) -> None:
-        reports[report.op] = report
-        if progress is not None:
-            progress(report)
-
+    workers: list[_Worker] = []
+    todo = list(reversed(tasks))
+    reports: dict[str, Report] = {}
+    finished = False
     try:
-        while len(reports) < len(names):
+        workers += [_start(ctx, spec, imports, done, i) for i in range(min(jobs, len(tasks)))]
+        while len(reports) < len(tasks):
             for w in workers:
-                if w.name is None and todo:
-                    w.name, w.started = todo.pop(), None
-                    w.tasks.put(w.name)
+                if w.task is None and todo:
+                    w.task, w.started = todo.pop(), None
+                    w.tasks.put(w.task)
             try:
                 wid, name, text = done.get(timeout=0.2)
-                w = workers[wid]
-                if w.name == name and text is None:
-                    w.started = time.monotonic()
-                elif w.name == name:  # not a late answer from a killed worker
-                    w.name = None
-                    finish(Report.from_json(text))
             except queue.Empty:
                 pass
+            else:
+                w = workers[wid]
+                if w.task is not None and w.task[0] == name:  # not a killed worker's answer
+                    if text is None:
+                        w.started = time.monotonic()
+                    else:
+                        w.task = None
+                        reports[name] = Report.from_json(text)
+                        if progress is not None:
+                            progress(reports[name])
             for i, w in enumerate(workers):
-                hung = timeout is not None and w.started is not None and w.name is not None \
-                    and time.monotonic() - w.started > timeout + KILL_GRACE
-                if w.name is not None and (hung or not w.process.is_alive()):
-                    why = f"timed out after {timeout:g} s (worker killed)" if hung else \
-                        f"its worker process died (exit code {w.process.exitcode})"
-                    finish(error_report(w.name, f"{w.name}: check {why}", **options))
+                report = _gone(w)
+                if report is not None:
                     w.process.kill()
-                    workers[i] = _start(ctx, spec, options, done, i)
+                    w.process.join(timeout=5)
+                    workers[i] = _start(ctx, spec, imports, done, i)
+                    reports[report.op] = report
+                    if progress is not None:
+                        progress(report)
+        finished = True
+    finally:
+        _stop(workers, gently=finished)
+    return [reports[name] for name, _ in tasks]
+
+
+def _stop(workers: list[_Worker], gently: bool) -> None:
+    """End every worker: ask them to exit after a finished sweep, kill them otherwise (an
+    interrupt, a signal, a broken pipe); either way none outlives this call."""
+    try:
+        if gently:
+            for w in workers:
+                w.tasks.put(None)
+            for w in workers:
+                w.process.join(timeout=5)
     finally:
         for w in workers:
-            w.tasks.put(None)
-        for w in workers:
-            w.process.join(timeout=5)
             if w.process.is_alive():
                 w.process.kill()
-    return [reports[n] for n in names]
+            w.process.join(timeout=5)
+            w.tasks.cancel_join_thread()  # never wait at exit on a queue nobody reads

@@ -1,9 +1,15 @@
-"""A per-check time limit that turns a hang into an ``error`` finding instead of a stuck sweep.
+"""Time limits and stop signals: a hang becomes an ``error`` finding, and a run that is asked
+to stop stops cleanly.
 
-It uses a real-time interval timer, so it works in the main thread of a POSIX process (where
-sweeps and their worker processes run); elsewhere it does nothing, and the sweep runner's
-worker processes are the backstop.  The exception derives from BaseException so that neither
-the op's code nor Hypothesis mistakes it for a failure of the op.
+:func:`time_limit` uses a real-time interval timer, so it works in the main thread of a POSIX
+process (where sweeps and their worker processes run); elsewhere it does nothing, and the
+sweep runner's worker processes are the backstop.  Its exception derives from BaseException
+so that neither the op's code nor Hypothesis mistakes it for a failure of the op.
+
+:func:`stop_signals` is for the process that runs a sweep: SIGTERM and SIGHUP raise
+:class:`Terminated` (so every ``finally`` that ends worker processes runs), and a SIGINT is
+remembered, so a ``KeyboardInterrupt`` that an op raises by itself (an ``error`` finding of
+that op) is told apart from the user's Ctrl-C (the end of the run).
 """
 
 from __future__ import annotations
@@ -14,11 +20,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["CheckTimeout", "time_limit"]
+__all__ = ["CheckTimeout", "Terminated", "time_limit", "stop_signals", "interrupted"]
 
 
 class CheckTimeout(BaseException):
     """The check ran longer than its time limit."""
+
+
+class Terminated(BaseException):
+    """The process was asked to stop by a signal (SIGTERM, SIGHUP)."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(f"terminated by {signal.Signals(signum).name}")
 
 
 @contextmanager
@@ -40,3 +54,44 @@ def time_limit(seconds: float | None) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+_received: set[int] = set()
+_STOP = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def interrupted() -> bool:
+    """Whether a real SIGINT arrived inside :func:`stop_signals` (not an op's own raise)."""
+    return signal.SIGINT in _received
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    _received.add(signum)
+    raise KeyboardInterrupt
+
+
+def _on_stop(signum: int, frame: Any) -> None:
+    _received.add(signum)
+    raise Terminated(signum)
+
+
+@contextmanager
+def stop_signals() -> Iterator[None]:
+    """In this block SIGTERM and SIGHUP raise :class:`Terminated` and SIGINT is remembered
+    (see :func:`interrupted`).  Signals someone else handles or ignores are left alone;
+    outside the main thread this does nothing (no signal reaches other threads)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if signal.getsignal(signal.SIGINT) is not _on_interrupt:  # not nested in another
+        _received.clear()
+    previous: dict[int, Any] = {}
+    for signum, handler, default in ((signal.SIGINT, _on_interrupt, signal.default_int_handler),
+                                     *((s, _on_stop, signal.SIG_DFL) for s in _STOP)):
+        if signal.getsignal(signum) is default:
+            previous[signum] = signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -1,7 +1,9 @@
 """The ``gradcheck`` command: ``run``, ``list``, ``show`` and ``report``.
 
 Exit codes: 0 when nothing fails, 1 when a finding fails (see ``--fail-on``), 2 for a
-usage error (a bad option, an unknown op, suite or file), 130 when interrupted.
+usage error (a bad option, an unknown op, suite or file or an output path that cannot be
+written), 130 when interrupted (Ctrl-C), 128 + N when ended by signal N (143: SIGTERM), 141
+when the output is closed (``gradcheck run | head``).  An ended run writes no file.
 """
 
 from __future__ import annotations
@@ -9,21 +11,26 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 
 from gradcheck import __version__
+from gradcheck.checker.timeout import Terminated, stop_signals
 from gradcheck.cli import listing, report_cmd, run, show
 from gradcheck.cli.run import UsageError
 from gradcheck.cli.suites import SuiteError
 from gradcheck.cli.terminal import Terminal
 from gradcheck.engine import UnknownOpError
 
-__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED"]
+__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED",
+           "EXIT_BROKEN_PIPE"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130  # the shell's convention for SIGINT
+EXIT_INTERRUPTED = 130  # the shell's convention for SIGINT (128 + 2)
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,6 +60,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def cache_dir() -> Path:
+    """Where gradcheck keeps files it may reuse: ``$XDG_CACHE_HOME/gradcheck`` (default
+    ``~/.cache/gradcheck``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "gradcheck"
+
+
+@contextmanager
+def hypothesis_storage() -> Iterator[None]:
+    """Hypothesis keeps its files (a cache of constants from local source files) under
+    :func:`cache_dir`, never in ``.hypothesis/`` of the user's working directory, unless
+    ``HYPOTHESIS_STORAGE_DIRECTORY`` says where.  Worker processes inherit the setting."""
+    if os.environ.get(_HYPOTHESIS_ENV):
+        yield
+        return
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    os.environ[_HYPOTHESIS_ENV] = str(cache_dir() / "hypothesis")
+    set_hypothesis_home_dir(os.environ[_HYPOTHESIS_ENV])
+    try:
+        yield
+    finally:
+        del os.environ[_HYPOTHESIS_ENV]
+        set_hypothesis_home_dir(None)  # resolved again, as before, on next use
+
+
+_HYPOTHESIS_ENV = "HYPOTHESIS_STORAGE_DIRECTORY"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``gradcheck`` command line and return its exit code."""
     parser = build_parser()
@@ -62,15 +98,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exit_.code or 0)
     terminal = Terminal(plain=True if args.no_color else None, verbose=args.verbose)
     try:
-        return int(args.handler(args, terminal))
+        with stop_signals(), hypothesis_storage():
+            return int(args.handler(args, terminal))
     except (UsageError, SuiteError, UnknownOpError) as error:
         terminal.error(str(error))
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("gradcheck: interrupted; no results or report were written", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Terminated as stop:
+        print(f"gradcheck: {stop}; no results or report were written", file=sys.stderr)
+        return 128 + stop.signum
     except BrokenPipeError:
-        # The reader went away (``gradcheck list | head``): not an error of ours.  Point
-        # stdout at devnull so the interpreter's final flush does not fail again.
+        # The reader went away (``gradcheck run | head``): the run ends, as a program killed
+        # by SIGPIPE would.  Point stdout at devnull so the final flush does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
+        if args.command == "run":
+            print("gradcheck: output closed (broken pipe); no results or report were written",
+                  file=sys.stderr)
+        return EXIT_BROKEN_PIPE

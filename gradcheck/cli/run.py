@@ -197,7 +197,9 @@ def add_parser(subparsers: Any) -> None:
     add_check_options(parser)
     out = parser.add_argument_group("output")
     out.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
-                     help="worker processes (results are identical to --jobs 1)")
+                     help="worker processes checking ops side by side (default 1).  Every op "
+                          "runs in a worker, so none can stop the run or outlive --timeout; "
+                          "the results are identical whatever N")
     out.add_argument("--json", type=Path, metavar="PATH",
                      help="write the JSON results here.  When no output option is given, "
                           f"both files are written: {DEFAULT_JSON} and {DEFAULT_HTML}; "
@@ -253,21 +255,14 @@ def plan_ops(args: argparse.Namespace, registry: Registry,
 # -- running -----------------------------------------------------------------------------
 
 
-def sweep(names: Sequence[str], settings: Mapping[str, Any], *, jobs: int,
+def sweep(planned: Sequence[PlannedOp], *, jobs: int, imports: Sequence[str],
           on_report: Callable[[Report], None]) -> Results:
-    """Check ``names`` with one set of settings through the checker's sweep runner."""
+    """Check the planned ops, each with its own settings, in one sweep of worker processes
+    (even at ``--jobs 1``: no op can stop the run or outlive its ``--timeout``)."""
     from gradcheck.checker.runner import run_sweep
 
-    return run_sweep(list(names), jobs=jobs, progress=on_report, **check_kwargs(settings))
-
-
-def _groups(planned: Sequence[PlannedOp]) -> list[tuple[dict[str, Any], list[str]]]:
-    """Ops with identical settings, so each group is one sweep (in a stable order)."""
-    groups: dict[str, tuple[dict[str, Any], list[str]]] = {}
-    for p in planned:
-        key = repr(sorted(p.settings.items()))
-        groups.setdefault(key, (dict(p.settings), []))[1].append(p.name)
-    return list(groups.values())
+    return run_sweep([p.name for p in planned], jobs=jobs, progress=on_report, isolate=True,
+                     imports=imports, per_op={p.name: check_kwargs(p.settings) for p in planned})
 
 
 def check_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -461,10 +456,6 @@ def run_command(args: argparse.Namespace, terminal: Terminal,
     """``gradcheck run``: sweep, print the summary, write the files, return the exit code."""
     registry = default_registry if registry is None else registry
     fail_on = parse_fail_on(args.fail_on)
-    if args.imports and args.jobs > 1:
-        # Workers are fresh processes that import only gradcheck's own ops.
-        raise UsageError("--import cannot be combined with --jobs > 1 yet: the worker "
-                         "processes would not register your ops; use --jobs 1")
     json_path, html_path = output_paths(args)
     check_output_paths({"--json": json_path, "--html": html_path})
     import_modules(args.imports)
@@ -478,10 +469,10 @@ def run_command(args: argparse.Namespace, terminal: Terminal,
     reports: list[Report] = []
     environment: dict[str, Any] = {}
     with terminal.progress(len(checked) + len(tf_rows)) as done:
-        for settings, names in _groups(checked):
-            part = sweep(names, settings, jobs=args.jobs, on_report=done)
+        if checked:
+            part = sweep(checked, jobs=args.jobs, imports=args.imports, on_report=done)
             reports += part.reports
-            environment = environment or dict(part.environment)
+            environment = dict(part.environment)
         if tf_rows:
             settings = {**(suite.defaults if suite else {}), **base}
             reports += check_tf_functions(tf_rows, tf_functions, settings, done)
