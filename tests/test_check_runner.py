@@ -67,3 +67,20 @@ def test_a_registry_can_be_named_for_workers() -> None:
     assert results.config["registry"] == "broken_ops:BROKEN"
     assert [r.op for r in results.reports] == ["affine_vjp", "sign_error"]
     assert broken_ops.BROKEN.get("sign_error").family == "broken"
+
+
+def test_per_op_options_and_isolated_workers_give_the_same_results() -> None:
+    kwargs = {"registry": BROKEN, "seed": 3, "examples": 1, "paths": ["vjp", "jvp"],
+              "per_op": {"sign_error": {"paths": ["vjp"]}}}
+    here = run_sweep(["sign_error", "affine_vjp"], **kwargs)
+    by_op = {r.op: r for r in here.reports}
+    assert {c.path for c in by_op["sign_error"].cells} == {"vjp"}
+    assert {c.path for c in by_op["affine_vjp"].cells} == {"vjp", "jvp"}
+    isolated = run_sweep(["sign_error", "affine_vjp"], isolate=True, **kwargs)
+    assert isolated.to_json() == here.to_json()
+
+
+def test_timed_out_reports_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner_module, "KILL_GRACE", 0.5)
+    results = run_sweep(["stuck", "spin"], registry=HANGING, timeout=1.0, jobs=2, examples=1)
+    assert all(r.stats.get("timed_out") is True for r in results.reports)
