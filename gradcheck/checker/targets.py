@@ -121,7 +121,6 @@ class OpTarget(Target):
         self.grad_op = op.meta.get("grad_op")
         #: Outputs defined up to the sign of each vector (see :mod:`gradcheck.checker.gauge`).
         self.gauge = tuple(op.meta.get("gauge") or ())
-        self.gauge = tuple(op.meta.get("gauge") or ())  # read by the agreement checks
         self.domains: tuple[Domain, ...] = tuple(op.meta.get("inputs") or ())
         self.fixed = None if inputs is None else [np.array(x) for x in inputs]
 
