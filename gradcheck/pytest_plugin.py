@@ -13,11 +13,17 @@ a run that uses none of this pays nothing.  It offers:
 * ``--gradcheck-report=PATH``: every report of the session as JSON at PATH plus the
   HTML page beside it (PATH with ``.html``), written once at the end, also under
   pytest-xdist (workers send their reports to the controller through ``workeroutput``).
+
+A failure shows the findings (op, path, error vs tolerance, counterexample), never the
+plugin's own frames; a misused marker is an error at collection; the summary line counts
+what the JSON holds, in the status words of the CLI and the HTML report.  pytest-xdist
+workers use one BLAS thread, as the CLI's workers do (unless the user chose otherwise).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +38,25 @@ __all__ = ["GradcheckFixture", "GradcheckItem", "GradcheckFailure", "format_fail
 
 _MODES = ("fast", "full")
 _WORKER_KEY = "gradcheck_reports"
+#: What the CLI's worker processes pin, so checks in parallel do not oversubscribe the cores.
+_ONE_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _one_blas_thread_in_xdist_workers() -> None:
+    """In a pytest-xdist worker, one BLAS thread per process unless the user set a count.
+
+    Runs when pytest loads this plugin: xdist has set ``PYTEST_XDIST_WORKER`` by then, and
+    numpy (which reads these variables once, when it loads BLAS) is normally not imported
+    yet.  Workers are as many processes as cores; BLAS threads on top made ``-n 2`` runs
+    2 to 13 times slower than serial ones.
+    """
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return
+    for name in _ONE_THREAD:
+        os.environ.setdefault(name, "1")
+
+
+_one_blas_thread_in_xdist_workers()
 
 
 @dataclass
@@ -127,11 +152,33 @@ def _check(state: _Session, target: Any, kwargs: dict[str, Any]) -> Report:
     return report
 
 
-def format_failure(report: Report) -> str:
-    """The failing findings of a report, as ``gradcheck.assert_gradients`` words them."""
-    from gradcheck.checker.api import format_failure as checker_format
+def format_failure(report: Report, limit: int = 5) -> str:
+    """The failing findings of a report, root cause first: op, path and reference, the
+    message, the values at the worst index, error vs tolerance, and the counterexample."""
+    from gradcheck.checker.policy import VerdictPolicy
+    from gradcheck.render.verdict import attribution_text, findings_by_op, values_text
 
-    return checker_format(report)
+    policy = VerdictPolicy()
+    groups = findings_by_op([report], policy)
+    failing = [f for f, tag in (groups[0].findings if groups else ()) if tag in ("fail",
+                                                                              "error")]
+    lines = [f"gradcheck: {report.op!r} fails {len(failing)} check(s) (seed {report.seed}, "
+             f"mode {report.mode}, dtypes {', '.join(report.dtypes) or 'default'})"]
+    for f in failing[:limit]:
+        extras = "; ".join(e for e in (attribution_text(f), values_text(f)) if e)
+        lines.append(f"- {f.path} vs {f.reference} · {f.kind}: {f.message}"
+                     + (f" [{extras}]" if extras else ""))
+        if f.ratio == f.ratio:  # not nan: a numeric comparison
+            lines.append(f"    error {f.max_abs_err:.3g} vs tolerance {f.tolerance:.3g} "
+                         f"(ratio {f.ratio:.3g})"
+                         + (f", worst index {list(f.worst_index)}"
+                            if f.worst_index is not None else ""))
+        if f.counterexample:
+            text = json.dumps(f.counterexample, separators=(", ", ": "))
+            lines.append(f"    counterexample: {text if len(text) <= 600 else text[:600] + ' ...'}")
+    if len(failing) > limit:
+        lines.append(f"... and {len(failing) - limit} more")
+    return "\n".join(lines)
 
 
 class GradcheckFixture:
@@ -148,10 +195,12 @@ class GradcheckFixture:
     def check(self, target: Any, **kwargs: Any) -> Report:
         """``gradcheck.check(target, **kwargs)`` with the session's defaults; the report
         also goes into ``--gradcheck-report``."""
+        __tracebackhide__ = True
         return _check(self._state, target, kwargs)
 
     def assert_ok(self, target: Any, **kwargs: Any) -> Report:
         """Like :meth:`check`, then raise ``AssertionError`` listing the failing findings."""
+        __tracebackhide__ = True  # the failure is the findings, not this frame
         report = self.check(target, **kwargs)
         if not report.passed:
             raise AssertionError(format_failure(report))
@@ -166,24 +215,61 @@ def gradcheck(request: pytest.FixtureRequest) -> GradcheckFixture:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
-    """Run the test, then the checks its ``gradcheck`` marker asks for."""
+    """Run the test, then the checks its ``gradcheck`` marker asks for (validated at
+    collection); failing findings fail the test with their account, no plugin traceback."""
     result = yield  # the body failing raises here and skips the checks
     marker = item.get_closest_marker("gradcheck")
     if marker is None:
         return result
+    ops, kwargs = _marker_ops(marker)
+    state = _state(item.config)
+    failed = [r for r in (_check(state, op, kwargs) for op in ops) if not r.passed]
+    if failed:
+        pytest.fail("\n".join(format_failure(r) for r in failed), pytrace=False)
+    return result
+
+
+def _marker_ops(marker: pytest.Mark) -> tuple[list[Any], dict[str, Any]]:
+    """The ops and the check options of a ``gradcheck`` marker."""
     kwargs = dict(marker.kwargs)
     ops = kwargs.pop("ops", None)
     if ops is None and marker.args:
         ops = marker.args[0]
     if ops is None:
-        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.gradcheck needs ops=[...]")
+        return [], kwargs
     if isinstance(ops, str) or not isinstance(ops, Iterable):
         ops = [ops]
-    state = _state(item.config)
-    failed = [r for r in (_check(state, op, kwargs) for op in ops) if not r.passed]
-    if failed:
-        raise GradcheckFailure("\n".join(format_failure(r) for r in failed))
-    return result
+    return list(ops), kwargs
+
+
+def marker_problem(marker: pytest.Mark) -> str | None:
+    """What is wrong with a ``gradcheck`` marker, or None: no ops, more than one
+    positional argument, an option ``gradcheck.check`` does not take, or an op name that
+    is not registered (test modules are imported by now, so their ops are)."""
+    import inspect
+
+    from gradcheck.checker.api import check
+
+    options = [n for n, p in inspect.signature(check).parameters.items()
+               if p.kind is p.KEYWORD_ONLY and n != "registry"]
+    if len(marker.args) > 1 or ("ops" in marker.kwargs and marker.args):
+        return "takes the ops once: @pytest.mark.gradcheck(ops=[...])"
+    ops, kwargs = _marker_ops(marker)
+    if not ops:
+        return "needs the ops to check: @pytest.mark.gradcheck(ops=[\"my_op\", ...])"
+    unknown = sorted(set(kwargs) - set(options))
+    if unknown:
+        return (f"unknown option(s) {', '.join(map(repr, unknown))}; "
+                f"it takes ops and {', '.join(options)}")
+    from gradcheck import default_registry
+
+    for op in ops:
+        if isinstance(op, str):
+            try:
+                default_registry.get(op)
+            except KeyError as error:  # UnknownOpError, with its suggestions
+                return str(error).strip("'\"")
+    return None
 
 
 # -- one item per registered op ----------------------------------------------------------
@@ -203,7 +289,7 @@ class GradcheckItem(pytest.Item):
     def runtest(self) -> None:
         report = _check(_state(self.config), self.op, {})
         if not report.passed:
-            raise GradcheckFailure(format_failure(report))
+            raise GradcheckFailure(format_failure(report))  # shown by repr_failure
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> str:
@@ -238,8 +324,14 @@ def _registered_ops(state: _Session) -> list[str]:
 @pytest.hookimpl(tryfirst=True)  # before -k/-m deselection, which then applies to ours too
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
-    """With ``--gradcheck``, append one item per registered op (every conftest and test
-    module is imported by now, so the user's own ops are registered)."""
+    """Report misused ``gradcheck`` markers (all of them, before anything runs); with
+    ``--gradcheck``, append one item per registered op (every conftest and test module is
+    imported by now, so the user's own ops are registered)."""
+    problems = [f"{item.nodeid}: @pytest.mark.gradcheck {problem}"
+                for item in items for marker in item.iter_markers("gradcheck")
+                if (problem := marker_problem(marker)) is not None]
+    if problems:
+        raise pytest.UsageError("\n".join(problems))
     state = _state(config)
     if not state.collect:
         return
@@ -307,16 +399,23 @@ def _write_report(state: _Session) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
                             config: pytest.Config) -> None:
-    """One line: how many ops were checked, how many failed, where the report is."""
+    """One line counting what the JSON holds, in the CLI's status words, and where the
+    report is."""
     state = _state(config)
     if not state.reports and state.report_path is None:
         return
-    failed = sum(not r.get("passed", True) for r in state.reports)
-    warnings = sum(f.get("severity") == "warning" for r in state.reports
-                   for f in r.get("findings", []))
+    from gradcheck.checker.policy import VerdictPolicy
+    from gradcheck.render.verdict import OP_STATUSES, count_statuses
+
+    results = _results(state)
+    counts = count_statuses(results, VerdictPolicy())
+    parts = ", ".join(f"{counts[s]} {s}" for s in OP_STATUSES if counts[s]) or "none"
+    n = len(results.reports)
+    line = f"gradcheck: {n} report{'' if n == 1 else 's'}: {parts}"
+    merged = len(state.reports) - n
+    if merged:
+        line += f" ({merged} identical repeated check{'' if merged == 1 else 's'} merged)"
     terminalreporter.section("gradcheck", sep="-")
-    line = (f"gradcheck: {len(state.reports)} checks, {failed} failed, "
-            f"{warnings} warnings")
     if state.report_path is not None:
         line += f"; report: {state.report_path} and {state.report_path.with_suffix('.html')}"
     terminalreporter.write_line(line)

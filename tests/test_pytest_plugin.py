@@ -93,7 +93,7 @@ def test_one_item_per_registered_op(project: pytest.Pytester) -> None:
     # The failure shows the finding, not a traceback through the plugin.
     result.stdout.fnmatch_lines(["*_ gradcheck of mine.bad_cos _*",
                                  "gradcheck: 'mine.bad_cos' fails * check(s)*",
-                                 "- [[]mismatch[]] vjp vs numeric: *"])
+                                 "- vjp vs numeric · mismatch: *"])
     assert "pytest_plugin.py" not in result.stdout.str()
 
 
@@ -148,7 +148,11 @@ def test_assert_ok_fails(gradcheck):
 ''')
     result = project.runpytest(*FAST)
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["*AssertionError: gradcheck: 'mine.bad_cos' fails *"])
+    result.stdout.fnmatch_lines(["*AssertionError: gradcheck: 'mine.bad_cos' fails *",
+                                 "*- vjp vs numeric · mismatch: *",
+                                 "*error * vs tolerance * (ratio *",
+                                 "*counterexample: {*"])
+    assert "pytest_plugin.py" not in result.stdout.str()  # the test's frame, not ours
 
 
 def test_marker_checks_ops_after_the_test(project: pytest.Pytester) -> None:
@@ -170,8 +174,45 @@ def test_body_fails_first():
     result = project.runpytest("-v", *FAST)
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(["*test_good PASSED*", "*test_bad FAILED*"])
-    result.stdout.fnmatch_lines(["*GradcheckFailure: gradcheck: 'mine.bad_cos' fails *"])
+    # The finding itself: op, path, error vs tolerance, counterexample -- and none of the
+    # plugin's own frames or source.
+    result.stdout.fnmatch_lines(["gradcheck: 'mine.bad_cos' fails *",
+                                 "- vjp vs numeric · mismatch: *",
+                                 "    error * vs tolerance * (ratio *",
+                                 "    counterexample: {*"])
+    out = result.stdout.str()
+    assert "pytest_plugin.py" not in out and "def pytest_runtest_call" not in out
     result.stdout.fnmatch_lines(["*assert 1 == 2*"])  # the body's own failure, unchanged
+
+
+def test_marker_misuse_is_reported_at_collection(project: pytest.Pytester) -> None:
+    project.makepyfile(test_misuse='''
+import pytest
+
+@pytest.mark.gradcheck()
+def test_no_ops():
+    pass
+
+@pytest.mark.gradcheck(ops=["mine.good_sin"], pathz=["vjp"])
+def test_bad_option():
+    pass
+
+@pytest.mark.gradcheck(ops=["mine.good_sinn"])
+def test_unknown_op():
+    pass
+
+def test_unmarked():
+    pass
+''')
+    result = project.runpytest(*FAST)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "*test_no_ops: @pytest.mark.gradcheck needs the ops to check*",
+        "*test_bad_option: @pytest.mark.gradcheck unknown option(s) 'pathz'; it takes ops and"
+        " paths, *",
+        "*test_unknown_op: @pytest.mark.gradcheck unknown op 'mine.good_sinn'*",
+    ])
+    result.assert_outcomes()  # nothing ran
 
 
 def test_report_written_at_session_end(project: pytest.Pytester) -> None:
@@ -179,7 +220,7 @@ def test_report_written_at_session_end(project: pytest.Pytester) -> None:
                                "--gradcheck-report=out/gc.json", *FAST)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*- gradcheck -*",
-                                 "gradcheck: 2 checks, 1 failed, * report: out*gc.json*"])
+                                 "gradcheck: 2 reports: 1 fail, 1 pass; report: out*gc.json*"])
     results = Results.from_json((project.path / "out" / "gc.json").read_text())
     assert [r.op for r in results.reports] == ["mine.bad_cos", "mine.good_sin"]
     assert {r.seed for r in results.reports} == {3}
@@ -197,9 +238,56 @@ def test_one(gradcheck):
     serial.assert_outcomes(passed=2, failed=1)
     parallel = project.runpytest_subprocess(*args, "-n", "2", "--gradcheck-report=xdist.json")
     parallel.assert_outcomes(passed=2, failed=1)
-    parallel.stdout.fnmatch_lines(["gradcheck: 3 checks, 1 failed, *"])
+    parallel.stdout.fnmatch_lines(["gradcheck: 3 reports: 1 fail, 2 pass; *"])
     serial_text = (project.path / "serial.json").read_text()
     assert json.loads(serial_text)["reports"]  # three reports: two ops and the fixture's
     assert len(json.loads(serial_text)["reports"]) == 3
     assert (project.path / "xdist.json").read_text() == serial_text
     assert (project.path / "xdist.html").read_text() == (project.path / "serial.html").read_text()
+
+
+def test_summary_counts_what_the_json_holds(project: pytest.Pytester) -> None:
+    project.makepyfile(test_twice='''
+def test_one(gradcheck):
+    gradcheck.check("mine.good_sin", seed=1)
+
+def test_again(gradcheck):
+    gradcheck.check("mine.good_sin", seed=1)
+''')
+    result = project.runpytest("--gradcheck-report=gc.json", *FAST)
+    result.assert_outcomes(passed=2)
+    assert len(json.loads((project.path / "gc.json").read_text())["reports"]) == 1
+    result.stdout.fnmatch_lines(
+        ["gradcheck: 1 report: 1 pass (1 identical repeated check merged); report: gc.json*"])
+
+
+BLAS_TEST = '''
+import os
+
+def test_blas_threads():
+    assert os.environ.get("OPENBLAS_NUM_THREADS") == os.environ["EXPECTED_BLAS"]
+    assert os.environ.get("OMP_NUM_THREADS") == os.environ["EXPECTED_OMP"]
+'''
+
+
+@pytest.mark.parametrize(("user", "expected"), [(None, "1"), ("3", "3")])
+def test_xdist_workers_use_one_blas_thread_unless_told(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, user: str | None,
+        expected: str) -> None:
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    if user is None:
+        monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", user)
+    monkeypatch.setenv("EXPECTED_BLAS", expected)
+    monkeypatch.setenv("EXPECTED_OMP", "1")
+    pytester.makepyfile(test_blas=BLAS_TEST)
+    pytester.runpytest_subprocess("-n", "1", "-p", "no:cacheprovider").assert_outcomes(
+        passed=1)
+    if user is None:  # a run without xdist leaves the user's environment alone
+        monkeypatch.setenv("EXPECTED_BLAS", "")
+        pytester.makepyfile(test_blas=BLAS_TEST.replace(
+            'os.environ.get("OPENBLAS_NUM_THREADS")', 'os.environ.get("OPENBLAS_NUM_THREADS", "")'
+        ).replace('assert os.environ.get("OMP_NUM_THREADS") == os.environ["EXPECTED_OMP"]',
+                  "assert 'OMP_NUM_THREADS' not in os.environ"))
+        pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
