@@ -404,6 +404,8 @@ def test_report_judges_results_by_their_own_policy(workdir: Path, user_ops: str,
     assert main(["report", "r.json", "--quiet"]) == 1
     assert main(["report", "r.json", "--quiet", "--fail-on", "mismatc"]) == 2
     assert "--fail-on: unknown kind 'mismatc'" in capsys.readouterr().err
+    assert main(["report", "r.json", "--html", "/proc/r.html"]) == 2
+    assert "--html /proc/r.html: cannot write there" in capsys.readouterr().err
 
 
 def test_show_one_op_in_depth(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -29,6 +29,7 @@ from gradcheck.engine import Registry
 # A user's module of misbehaving ops, imported by the command line (and its workers).
 USER_OPS = '''
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -54,6 +55,12 @@ def interrupts(x):
     raise KeyboardInterrupt
 
 
+def terminates(x):
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(5)
+    return x
+
+
 def stubborn(x):
     _started()
     while True:  # swallows the timer's exception, and every other one
@@ -70,7 +77,7 @@ def slow(x):
 
 
 for name, forward in (("good", np.sin), ("exits", exits), ("interrupts", interrupts),
-                      ("stubborn", stubborn), ("slow", slow)):
+                      ("terminates", terminates), ("stubborn", stubborn), ("slow", slow)):
     define_op("proc." + name, forward, vjp=lambda g, out, x: (g * gnp.cos(x),),
               jvp=lambda ts, out, x: ts[0] * gnp.cos(x), family="proc", inputs=(REAL,),
               shapes="(...)")
@@ -191,12 +198,13 @@ def cli(tmp_path: Path) -> Cli:
 
 
 def test_cli_op_that_exits_is_an_error_and_the_sweep_goes_on(cli: Cli) -> None:
-    code, out, err = cli.run("--op", "proc.exits", "--op", "proc.interrupts", "--op", "proc.good",
-                             "--json", "r.json")
+    code, out, err = cli.run("--op", "proc.exits", "--op", "proc.interrupts",
+                             "--op", "proc.terminates", "--op", "proc.good", "--json", "r.json")
     assert code == 1, err
     reports = {r["op"]: r for r in json.loads((cli.folder / "r.json").read_text())["reports"]}
     assert "SystemExit: 3" in reports["proc.exits"]["findings"][0]["message"]
     assert "KeyboardInterrupt" in reports["proc.interrupts"]["findings"][0]["message"]
+    assert "killed by SIGTERM" in reports["proc.terminates"]["findings"][0]["message"]
     assert not reports["proc.good"]["findings"]
     assert _none_left(cli.token)
 
