@@ -263,6 +263,22 @@ def test_same_seed_same_bytes_whatever_the_jobs(workdir: Path) -> None:
     assert (workdir / "d.json").read_bytes() != a
 
 
+def test_import_finds_a_module_in_the_current_folder(workdir: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    (workdir / "cwd_ops.py").write_text(BROKEN_OPS.replace("clitest", "cwdtest"))
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(workdir))])
+    before = set(default_registry.names())
+    try:
+        assert main(["run", "--import", "cwd_ops", "--op", "cwdtest.good_sin", *SMALL,
+                     "--jobs", "2", "--op", "sin", "--json", "r.json"]) == 0
+    finally:
+        sys.modules.pop("cwd_ops", None)
+        for name in set(default_registry.names()) - before:
+            default_registry.remove(name)
+    results = Results.from_json((workdir / "r.json").read_text())
+    assert [r.op for r in results.reports] == ["cwdtest.good_sin", "sin"]
+
+
 def test_failing_op_exits_1_with_its_message(workdir: Path, user_ops: str,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["run", "--import", user_ops, "--op", "clitest.*", *SMALL, "--no-report"])

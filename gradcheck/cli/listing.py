@@ -28,7 +28,8 @@ def add_parser(subparsers: Any) -> None:
                         help="only these ops (names, globs such as 'linalg.*', or families)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
-                        help="import this module first (it registers your own ops; repeatable)")
+                        help="import this module first, from the current folder or the Python "
+                             "path (it registers your own ops; repeatable)")
     parser.set_defaults(handler=run_list)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -193,7 +194,8 @@ def add_parser(subparsers: Any) -> None:
                       help="a suite file (any .toml path) or the name of a shipped suite "
                            "(smoke, full, tensorflow_audit)")
     what.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
-                      help="import this module first (it registers your own ops; repeatable)")
+                      help="import this module first, from the current folder or the Python "
+                           "path (it registers your own ops; repeatable)")
     add_check_options(parser)
     out = parser.add_argument_group("output")
     out.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
@@ -223,7 +225,12 @@ def add_parser(subparsers: Any) -> None:
 
 
 def import_modules(names: Iterable[str]) -> None:
-    """Import the modules of ``--import`` (they register ops as a side effect)."""
+    """Import the modules of ``--import`` (they register ops as a side effect), from the
+    Python path or, as ``python -m`` would, the current folder (added to the end of the path,
+    so worker processes, which start with this path, find the module too)."""
+    names = list(names)
+    if names and not {"", os.getcwd()} & set(sys.path):
+        sys.path.append(os.getcwd())
     for name in names:
         try:
             importlib.import_module(name)
