@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engine import state
-from gradcheck.engine.op import Op, RuleError, call_rule
+from gradcheck.engine.op import Op, RuleError, annotate, call_rule
 from gradcheck.engine.pytree import flatten, unflatten
 from gradcheck.engine.tape import GradientTape, check_cotangent
 from gradcheck.engine.tensor import Tensor, is_float, value_of
@@ -97,9 +97,13 @@ class ForwardAccumulator:
         nondiff = op.nondiff_argnums
         if nondiff:
             tangents = tuple([None if i in nondiff else t for i, t in enumerate(tangents)])
-        if all(t is None for t in tangents):
+        for t in tangents:
+            if t is not None:
+                break
+        else:
             return
-        below = state.below(self.level)
+        visible = state.visible()
+        below = () if not visible or visible[0] is self else state.below(self.level)
         saved = state.swap(below)
         try:
             if op.jvp is None or self.force_transpose:
@@ -108,16 +112,17 @@ class ForwardAccumulator:
             elif below:
                 result = call_rule(op, op.jvp, tangents, outs, args, params)
             else:  # nobody watches: the rule runs on raw arrays
-                out = tuple(o._value for o in outs) if op.nout > 1 else outs._value
-                raw_t = tuple([t._value if type(t) is Tensor else t for t in tangents])
-                raw_args = [a._value if type(a) is Tensor else a for a in args]
-                result = call_rule(op, op.jvp, raw_t, out, raw_args, params)
+                result = _raw_jvp(op, tangents, outs, args, params)
         finally:
             state.swap(saved)
         if op.nout == 1:
             if result is not None:
-                check_cotangent(op, 0, result, outs, what="output tangent")
-                if outs._value.dtype.kind in "fc":
+                rv = result._value if type(result) is Tensor else result
+                ov = outs._value
+                if not (type(rv) is np.ndarray and rv.shape == ov.shape
+                        and rv.dtype == ov.dtype):
+                    check_cotangent(op, 0, result, outs, what="output tangent")
+                if ov.dtype.kind in "fc":
                     table[id(outs)] = (outs, result)
             return
         if not isinstance(result, (tuple, list)) or len(result) != op.nout:
@@ -127,6 +132,24 @@ class ForwardAccumulator:
                 continue
             check_cotangent(op, k, t, o, what="output tangent")
             table[id(o)] = (o, t)
+
+
+def _raw_jvp(op: Op, tangents: tuple[Any, ...], outs: Any, args: tuple[Any, ...],
+             params: dict[str, Any]) -> Any:
+    """An op's JVP rule on raw arrays (the fast path: no tracer sees the rule's ops)."""
+    out = tuple(o._value for o in outs) if op.nout > 1 else outs._value
+    if len(args) == 1:
+        t, a = tangents[0], args[0]
+        raw_t: tuple[Any, ...] = (t._value if type(t) is Tensor else t,)
+        raw_args: Any = (a._value if type(a) is Tensor else a,)
+    else:
+        raw_t = tuple([t._value if type(t) is Tensor else t for t in tangents])
+        raw_args = [a._value if type(a) is Tensor else a for a in args]
+    try:
+        return op.jvp(raw_t, out, *raw_args, **params)  # type: ignore[misc]
+    except Exception as exc:
+        annotate(exc, op, op.jvp)  # type: ignore[arg-type]
+        raise
 
 
 def transpose_jvp(op: Op, tangents: list[Any], outs: tuple[Tensor, ...], args: tuple[Any, ...],

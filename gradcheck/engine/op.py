@@ -15,12 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.engine import state
 from gradcheck.engine.metadata import validate
 from gradcheck.engine.registry import Registry, default_registry
-from gradcheck.engine.tensor import Tensor
+from gradcheck.engine.tensor import Tensor, bind
 
-__all__ = ["Op", "RuleError", "define_op", "bind", "call_rule"]
+__all__ = ["Op", "RuleError", "define_op", "bind", "call_rule", "annotate"]
 
 
 class RuleError(ValueError):
@@ -80,7 +79,14 @@ class Op:
                                 f"{names}; got {len(args)} positional arguments")
             params = {**dict(zip(names, extra, strict=False)), **params}
             args = args[: self.nin]
-        return bind(self, args, params)
+        for a in args:
+            if type(a) is Tensor:
+                return bind(self, args, params)
+        # plain numpy (how rules run when nothing watches): no tracer can see this call
+        if self.nin is not None and len(args) != self.nin:
+            raise TypeError(f"op {self.name!r} takes {self.nin} positional inputs, "
+                            f"got {len(args)}")
+        return self.forward(*args, **params)
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -107,40 +113,21 @@ class Op:
         return self.jvp is not None
 
 
-def bind(op: Op, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    """Run ``op`` on ``args``: the numpy forward, then every visible tracer."""
-    for a in args:
-        if type(a) is Tensor:
-            break
-    else:  # no tensor: plain numpy, which is also how rules run when nothing watches
-        if op.nin is not None and len(args) != op.nin:
-            raise TypeError(f"op {op.name!r} takes {op.nin} positional inputs, got {len(args)}")
-        return op.forward(*args, **params)
-    if op.nin is not None and len(args) != op.nin:
-        raise TypeError(f"op {op.name!r} takes {op.nin} positional inputs, got {len(args)}")
-    out = op.forward(*[a._value if type(a) is Tensor else a for a in args], **params)
-    outs: Any
-    if op.nout == 1:
-        outs = Tensor(out if type(out) is np.ndarray else np.asarray(out))
-    else:
-        outs = tuple(Tensor(np.asarray(o)) for o in out)
-    if op.differentiable:
-        for tracer in state.visible():
-            tracer.record(op, args, outs, params)
-    return outs
-
-
 def call_rule(op: Op, rule: Rule, first: Any, out: Any, args: Sequence[Any],
               params: dict[str, Any]) -> Any:
     """Call a VJP or JVP rule, turning a crash into an error that names the op."""
     try:
         return rule(first, out, *args, **params)
-    except RuleError:
-        raise
     except Exception as exc:
+        annotate(exc, op, rule)
+        raise
+
+
+def annotate(exc: Exception, op: Op, rule: Rule) -> None:
+    """Add a note naming the op and the rule to an exception a rule raised."""
+    if not isinstance(exc, RuleError):
         kind = "JVP" if rule is op.jvp else "VJP"
         exc.add_note(f"(in the {kind} rule of op {op.name!r})")
-        raise
 
 
 def _per_argument(rules: Sequence[Rule | None], kind: str) -> Rule:

@@ -9,13 +9,15 @@ this module cannot import it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from gradcheck.engine import state
 from gradcheck.engine.registry import UnknownOpError, default_registry
 
-__all__ = ["Tensor", "tensor", "is_float", "value_of"]
+__all__ = ["Tensor", "tensor", "bind", "is_float", "value_of"]
 
 
 class _Ops(dict[str, Any]):
@@ -117,43 +119,43 @@ class Tensor:
 
     # Arithmetic is differentiable: each operator is a registered op.
     def __add__(self, other: Any) -> Any:
-        return _OPS["add"](self, other)
+        return bind(_OPS["add"], (self, other), {})
 
     def __radd__(self, other: Any) -> Any:
-        return _OPS["add"](other, self)
+        return bind(_OPS["add"], (other, self), {})
 
     def __sub__(self, other: Any) -> Any:
-        return _OPS["subtract"](self, other)
+        return bind(_OPS["subtract"], (self, other), {})
 
     def __rsub__(self, other: Any) -> Any:
-        return _OPS["subtract"](other, self)
+        return bind(_OPS["subtract"], (other, self), {})
 
     def __mul__(self, other: Any) -> Any:
-        return _OPS["multiply"](self, other)
+        return bind(_OPS["multiply"], (self, other), {})
 
     def __rmul__(self, other: Any) -> Any:
-        return _OPS["multiply"](other, self)
+        return bind(_OPS["multiply"], (other, self), {})
 
     def __truediv__(self, other: Any) -> Any:
-        return _OPS["divide"](self, other)
+        return bind(_OPS["divide"], (self, other), {})
 
     def __rtruediv__(self, other: Any) -> Any:
-        return _OPS["divide"](other, self)
+        return bind(_OPS["divide"], (other, self), {})
 
     def __pow__(self, other: Any) -> Any:
-        return _OPS["power"](self, other)
+        return bind(_OPS["power"], (self, other), {})
 
     def __rpow__(self, other: Any) -> Any:
-        return _OPS["power"](other, self)
+        return bind(_OPS["power"], (other, self), {})
 
     def __matmul__(self, other: Any) -> Any:
-        return _OPS["matmul"](self, other)
+        return bind(_OPS["matmul"], (self, other), {})
 
     def __rmatmul__(self, other: Any) -> Any:
-        return _OPS["matmul"](other, self)
+        return bind(_OPS["matmul"], (other, self), {})
 
     def __neg__(self) -> Any:
-        return _OPS["negative"](self)
+        return bind(_OPS["negative"], (self,), {})
 
     def __pos__(self) -> Tensor:
         return self
@@ -221,3 +223,37 @@ def tensor(value: Any, dtype: Any = None) -> Tensor:
     if type(value) is Tensor:
         value = value._value
     return Tensor(np.array(value, dtype=dtype))
+
+
+def bind(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    """Run the op ``op`` (a :class:`~gradcheck.engine.op.Op`) on ``args``: its numpy forward,
+    then every visible tracer sees the call.  Without a tensor among ``args`` it is plain
+    numpy and returns the forward's value."""
+    n = len(args)
+    if op.nin is not None and n != op.nin:
+        raise TypeError(f"op {op.name!r} takes {op.nin} positional inputs, got {n}")
+    # unrolled for one and two inputs, the common cases on the hot path
+    if n == 1:
+        a = args[0]
+        if type(a) is not Tensor:
+            return op.forward(a, **params)
+        out = op.forward(a._value, **params)
+    elif n == 2:
+        a, b = args
+        ta, tb = type(a) is Tensor, type(b) is Tensor
+        if not (ta or tb):
+            return op.forward(a, b, **params)
+        out = op.forward(a._value if ta else a, b._value if tb else b, **params)
+    else:
+        if not any(type(a) is Tensor for a in args):
+            return op.forward(*args, **params)
+        out = op.forward(*[a._value if type(a) is Tensor else a for a in args], **params)
+    outs: Any
+    if op.nout == 1:
+        outs = Tensor(out if type(out) is np.ndarray else np.asarray(out))
+    else:
+        outs = tuple(Tensor(np.asarray(o)) for o in out)
+    if op.differentiable:
+        for tracer in state.visible():
+            tracer.record(op, args, outs, params)
+    return outs

@@ -25,20 +25,14 @@ def dtype_of(x: Any) -> np.dtype:
     return v.dtype if hasattr(v, "dtype") else np.asarray(v).dtype
 
 
-def _same(a: Any, b: Any) -> bool:
-    """True when ``a`` and ``b`` are arrays (or tensors) of the same shape and dtype.
-
-    Every binary op's rules ask this once per call, so it reads the arrays directly."""
-    av = a._value if type(a) is Tensor else a
-    bv = b._value if type(b) is Tensor else b
-    return (type(av) is np.ndarray and type(bv) is np.ndarray and av.shape == bv.shape
-            and av.dtype == bv.dtype)
-
-
 def unbroadcast(g: Any, like: Any) -> Any:
     """Sum ``g`` over the dimensions broadcasting added to ``like``; cast to its dtype."""
-    if _same(g, like):
-        return g  # the common case: nothing to import or do
+    # the common case, on every binary op's rules: nothing to do (read the arrays directly)
+    gv = g._value if type(g) is Tensor else g
+    lv = like._value if type(like) is Tensor else like
+    if (type(gv) is np.ndarray and type(lv) is np.ndarray and gv.shape == lv.shape
+            and gv.dtype == lv.dtype):
+        return g
     shape, gshape = shape_of(like), shape_of(g)
     if gshape == shape and dtype_of(g) == dtype_of(like):
         return g
@@ -62,7 +56,12 @@ def unbroadcast(g: Any, like: Any) -> Any:
 
 def fit(t: Any, out: Any) -> Any:
     """Broadcast a tangent contribution to ``out``'s shape and cast it to its dtype."""
-    if _same(t, out) or (shape_of(t) == shape_of(out) and dtype_of(t) == dtype_of(out)):
+    tv = t._value if type(t) is Tensor else t
+    ov = out._value if type(out) is Tensor else out
+    if (type(tv) is np.ndarray and type(ov) is np.ndarray and tv.shape == ov.shape
+            and tv.dtype == ov.dtype):
+        return t
+    if shape_of(t) == shape_of(out) and dtype_of(t) == dtype_of(out):
         return t
     from gradcheck.ops.elementwise import astype
     from gradcheck.ops.shape import broadcast_to
