@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -27,14 +28,11 @@ from gradcheck.checker.compare import Outcome, flat, top, where
 from gradcheck.checker.gauge import SignAligned, align_signs
 from gradcheck.checker.references import Reference, Unsupported
 from gradcheck.checker.session import STRUCTURE, Session, Stop
+from gradcheck.checker.table import row
 from gradcheck.checker.targets import with_dtype
 from gradcheck.checker.tolerances import elementwise
 
-__all__ = ["examine_reference", "LINEARIZATION"]
-
-#: The linearization each path's value lives on (its natural scale).
-LINEARIZATION = {"vjp": "f", "jvp": "f", "double_vjp": "f", "hvp_fwd_rev": "G",
-                 "hvp_rev_rev": "G", "hvp_rev_fwd": "K"}
+__all__ = ["examine_reference"]
 
 RunChecks = Callable[[Session, Any, Any], "str | None"]
 
@@ -94,7 +92,10 @@ def examine_reference(sess: Session, ref: Reference, wanted: set[tuple[str, str]
     if why is not None:
         return [why]
     example = with_dtype(sess.example, "float64")
-    rs = Session(sess.target, example, sess.options, problem=bind(example), side=ref.name,
+    # fast projections for a framework: its bugs show in them, and whole Jacobians of a
+    # framework's second-order maps would cost thousands of framework calls per example
+    options = replace(sess.options, mode="fast")
+    rs = Session(sess.target, example, options, problem=bind(example), side=ref.name,
                  rebind=bind)
     try:
         rs.forward()
@@ -105,7 +106,7 @@ def examine_reference(sess: Session, ref: Reference, wanted: set[tuple[str, str]
         return [differs]
     if sess.dtype == "float64":
         rs._lins["f"] = sess.linearization("f")  # same point, same function: share
-    skipped = run_checks(rs, sess.options, wanted)
+    skipped = run_checks(rs, options, wanted)
     if skipped is None:
         for path in sess.options.paths:
             if wanted is None or (path, ref.name) in wanted:
@@ -122,7 +123,7 @@ def _agree(sess: Session, rs: Session, path: str) -> None:
     side = rs.side
     dirs = [sess.direction(n, like) for n, like in
             (("u", "primals"), ("s", "primals"), ("v", "outputs"), ("w", "outputs"))]
-    scale = sess.natural(LINEARIZATION[path]) * max(top(d) for d in dirs)
+    scale = sess.natural(row(path).lin) * max(top(d) for d in dirs)
     if [o.shape for o in ours] != [t.shape for t in theirs]:
         verdict = None
         passed = False
@@ -153,8 +154,8 @@ def _numeric_says(sess: Session, rs: Session, path: str) -> tuple[str, str]:
         verdicts = [o for o in s.outcomes if o.path == path and o.reference == "numeric"]
         return any(o.kind == "mismatch" for o in verdicts) if verdicts else None
     target_wrong, ref_wrong = wrong(sess), wrong(rs)
-    base = {"G": "vjp", "K": "jvp"}.get(LINEARIZATION[path])
-    if base is not None and target_wrong is False and ref_wrong is False:
+    base = row(path).base
+    if base != path and target_wrong is False and ref_wrong is False:
         # each side's second order agrees with its own first order: the disagreement comes
         # from a first-order map that only one side gets wrong
         path = base

@@ -2,14 +2,14 @@
 paths (``self``), and the linearity of the first-order maps.
 
 Every check takes a :class:`~gradcheck.checker.session.Session` and a path, and records
-:class:`~gradcheck.checker.compare.Outcome` s on it.  Which linear map each path is, and at
-which point the numeric reference differentiates what, is the table :func:`spec`.
+:class:`~gradcheck.checker.compare.Outcome` s on it.  Which linear map each path is, at
+which point the numeric reference differentiates what, and its identities, are rows of the
+path table (:mod:`gradcheck.checker.table`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,6 @@ import numpy as np
 from gradcheck.checker import numeric
 from gradcheck.checker.compare import (
     Outcome,
-    absdot,
     dot,
     fast_forward,
     fast_transpose,
@@ -28,65 +27,18 @@ from gradcheck.checker.compare import (
     where,
 )
 from gradcheck.checker.session import Session, Skip, Stop
+from gradcheck.checker.table import Sides, Spec, row
 from gradcheck.checker.tolerances import Verdict, elementwise, scalar
 
 __all__ = ["Spec", "spec", "numeric_check", "self_check", "linearity_check", "describe",
            "judge", "noise"]
 
 Arrays = list[np.ndarray]
-#: What an identity compares, computed on a session: (lhs, rhs, magnitude of their terms).
-Sides = tuple[Any, Any, float]
-
-
-@dataclass
-class Spec:
-    """A path as a linear map: ``forward`` (takes a direction) or transpose (takes a
-    cotangent); the linearization ``lin`` it differentiates; its primary value; the direction
-    ``dirs`` and cotangent ``cot`` of the fast projection; ``apply`` for full mode."""
-
-    lin: str
-    forward: bool
-    value: Arrays
-    dirs: Arrays
-    cot: Arrays
-    apply: Callable[[Arrays], Arrays]
-    directions: dict[str, Arrays]
 
 
 def spec(sess: Session, path: str) -> Spec:
-    """How ``path`` is compared with its numeric reference at this example."""
-    p, x, nx = sess.problem, sess.x, len(sess.x)
-    u, v = sess.direction("u"), sess.direction("v", "outputs")
-    if path in ("vjp", "jvp", "double_vjp"):
-        value = sess.primary(path)
-        if path == "vjp":
-            return Spec("f", False, value, u, v, lambda c: p.vjp(x, c),
-                        {"tangent": u, "cotangent": v})
-        if path == "jvp":
-            return Spec("f", True, value, u, [], lambda d: p.jvp(x, d), {"tangent": u})
-        zeros = [np.zeros_like(o) for o in v]
-        return Spec("f", True, value[0], u, [], lambda d: p.double_vjp(x, d, zeros)[0],
-                    {"tangent": u, "dummy": zeros})
-    s, w = sess.direction("s"), sess.direction("w", "outputs")
-    if path == "hvp_fwd_rev":
-        return Spec("G", True, sess.primary(path), u + w, [],
-                    lambda d: p.hvp_fwd_rev(x, v, d[:nx], d[nx:]),
-                    {"cotangent": v, "tangent": u, "cotangent_tangent": w})
-    if path == "hvp_rev_rev":
-        pa, qa = sess.primary(path)
-        return Spec("G", False, pa + qa, u + w, s, lambda c: _join(p.hvp_rev_rev(x, v, c)),
-                    {"cotangent": v, "second_cotangent": s, "tangent": u,
-                     "cotangent_tangent": w})
-    if path == "hvp_rev_fwd":
-        pa, qa = sess.primary(path)
-        a, b = sess.direction("a"), sess.direction("b")
-        return Spec("K", False, pa + qa, a + b, v, lambda c: _join(p.hvp_rev_fwd(x, s, c)),
-                    {"tangent": s, "cotangent": v, "direction": a + b})
-    raise ValueError(f"unknown path {path!r}")
-
-
-def _join(parts: tuple[Arrays, Arrays]) -> Arrays:
-    return list(parts[0]) + list(parts[1])
+    """How ``path`` is compared with its numeric reference at this example (the table's)."""
+    return row(path).spec(sess)
 
 
 def describe(verdict: Verdict) -> str:
@@ -196,64 +148,14 @@ def _record(sess: Session, path: str, against: str, verdict: Verdict, what: str,
                         {"against": against}, directions, index))
 
 
-def _adjoint(path: str) -> Callable[[Session], Sides]:
-    def sides(s: Session) -> Sides:
-        u, v = s.direction("u"), s.direction("v", "outputs")
-        t = s.primary("jvp") if path == "jvp" else s.primary("double_vjp")[0]
-        g = s.primary("vjp")
-        floor = s.natural() * float(np.sum(np.abs(flat(v)))) * top(u)
-        return dot(v, t), dot(g, u), absdot(v, t) + absdot(g, u) + floor
-    return sides
-
-
-def _double_vs_jvp(s: Session) -> Sides:
-    return s.primary("double_vjp")[0], s.primary("jvp"), s.natural() * top(s.direction("u"))
-
-
-def _rev_rev_identity(s: Session) -> Sides:
-    u, w, sc = s.direction("u"), s.direction("w", "outputs"), s.direction("s")
-    pa, qa = s.primary("hvp_rev_rev")
-    h = s.primary("hvp_fwd_rev")
-    floor = s.natural("G") * float(np.sum(np.abs(flat(sc)))) * max(top(u), top(w))
-    return (dot(pa, u) + dot(qa, w), dot(sc, h),
-            absdot(pa, u) + absdot(qa, w) + absdot(sc, h) + floor)
-
-
-def _hessian_of(path: str) -> Callable[[Session], Sides]:
-    """``H_v s`` by ``path`` against the x-part of ``hvp_rev_rev(s)``."""
-    def sides(s: Session) -> Sides:
-        sc, v, x = s.direction("s"), s.direction("v", "outputs"), s.x
-        if path == "hvp_fwd_rev":
-            zeros = [np.zeros_like(o) for o in v]
-            h = s.evaluate(path, lambda: s.problem.hvp_fwd_rev(x, v, sc, zeros), x)
-        else:
-            h = s.primary("hvp_rev_fwd")[0]
-        return h, s.primary("hvp_rev_rev")[0], s.natural("G") * top(sc)
-    return sides
-
-
 def self_check(sess: Session, path: str) -> None:
-    """``path`` against the other paths: exact identities, rounding-level tolerance."""
-    u, v = sess.direction("u"), sess.direction("v", "outputs")
-    if path in ("jvp", "double_vjp"):
-        verdict, _ = judge(sess, _adjoint(path))
-        _record(sess, path, "vjp", verdict, f"adjoint identity <v, {path}(u)> = <vjp(v), u> "
-                "fails", {"tangent": u, "cotangent": v})
-        if path == "double_vjp":
-            verdict, _ = judge(sess, _double_vs_jvp)
-            _record(sess, path, "jvp", verdict, "double_vjp and jvp disagree", {"tangent": u},
-                    [o.shape for o in sess.outs])
-        return
-    dirs = {"cotangent": v, "second_cotangent": sess.direction("s")}
-    if path == "hvp_rev_rev":
-        verdict, _ = judge(sess, _rev_rev_identity)
-        _record(sess, path, "hvp_fwd_rev", verdict, "<hvp_rev_rev(s), (u, w)> = "
-                "<s, hvp_fwd_rev(u, w)> fails",
-                {**dirs, "tangent": u, "cotangent_tangent": sess.direction("w", "outputs")})
-    elif path in ("hvp_fwd_rev", "hvp_rev_fwd"):
-        verdict, _ = judge(sess, _hessian_of(path))
-        _record(sess, path, "hvp_rev_rev", verdict, f"{path} and hvp_rev_rev disagree on H s",
-                dirs, [a.shape for a in sess.x])
+    """``path`` against the other paths: the table's exact identities, at rounding-level
+    tolerance."""
+    for identity in row(path).identities:
+        verdict, _ = judge(sess, identity.sides)
+        shapes = identity.shapes(sess) if identity.shapes is not None else None
+        _record(sess, path, identity.against, verdict, identity.message,
+                identity.directions(sess), shapes)
 
 
 # -- linearity --------------------------------------------------------------------------------

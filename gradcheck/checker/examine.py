@@ -17,6 +17,7 @@ from gradcheck.checker.leaks import leak_check
 from gradcheck.checker.references import Reference
 from gradcheck.checker.sampling import Example
 from gradcheck.checker.session import STRUCTURE, Options, Session, Skip, Stop
+from gradcheck.checker.table import row
 from gradcheck.checker.targets import Target
 
 __all__ = ["ExampleResult", "examine", "plan", "quiet"]
@@ -40,16 +41,19 @@ class ExampleResult:
 
 
 def plan(options: Options) -> list[tuple[str, str, Check]]:
-    """(path, reference, check) in the order they run: first order before second order."""
+    """(path, reference, check) in the order they run (first order before second order),
+    as the path table says: every path against ``numeric``; its identities (``self``); the
+    linearity of the first-order maps; the dummy leaks of the double-VJP."""
     steps: list[tuple[str, str, Check]] = []
     for path in options.paths:
+        r = row(path)
         if "numeric" in options.references:
             steps.append((path, "numeric", numeric_check))
-        if "self" in options.references and path != "vjp":
+        if "self" in options.references and r.identities:
             steps.append((path, "self", self_check))
-        if path in ("vjp", "jvp"):
+        if r.linear_in:
             steps.append((path, "linearity", linearity_check))
-        if path == "double_vjp":
+        if r.leaks:
             steps.append((path, "dummy", leak_check))
     return steps
 

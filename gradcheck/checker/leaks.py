@@ -22,7 +22,8 @@ import numpy as np
 
 from gradcheck.checker.checks import Sides, describe, judge
 from gradcheck.checker.compare import Outcome, top, where
-from gradcheck.checker.session import FLAG, Session
+from gradcheck.checker.session import Session
+from gradcheck.checker.table import FLAG
 
 __all__ = ["DUMMIES", "dummies", "leak_check"]
 

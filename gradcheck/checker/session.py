@@ -21,6 +21,7 @@ from gradcheck.checker.compare import Linearization, Outcome, top
 from gradcheck.checker.paths import InputMutated
 from gradcheck.checker.references import Unsupported
 from gradcheck.checker.sampling import Example
+from gradcheck.checker.table import FLAG, row
 from gradcheck.checker.targets import Problem, Target, with_dtype
 from gradcheck.checker.tolerances import Tolerances, conditioning
 from gradcheck.engine import RuleError
@@ -28,8 +29,6 @@ from gradcheck.ops.refs import NoEquivalent
 
 __all__ = ["Options", "Session", "Stop", "Skip", "STRUCTURE", "FLAG"]
 
-#: Stands for double_vjp's "read the dummy" flag among the arrays its result is checked against.
-FLAG = np.asarray(False)
 #: Reference name of structural findings (shape, dtype, input_mutated, nondeterministic, error).
 STRUCTURE = "structure"
 
@@ -167,6 +166,9 @@ class Session:
             self._fail(path, "input_mutated", f"{path} wrote into its inputs: {e}", None,
                        directions)
         except Exception as e:  # an op's crash is a finding, never the checker's crash
+            if self.side:  # a framework that raises cannot compute this path: its own words
+                self._fail(path, "unsupported", f"{path}: unsupported: {self.side} raised "
+                           f"{type(e).__name__}: {_first_line(e)}", None, directions)
             self._fail(path, "error", f"{path} raised {type(e).__name__}: {e}",
                        traceback.format_exc(), directions)
         if expect is not None:
@@ -200,27 +202,8 @@ class Session:
         return self._primary[path]
 
     def _compute(self, path: str) -> Any:
-        p, x = self.problem, self.x
-        u, v = self.direction("u"), self.direction("v", "outputs")
-        if path == "vjp":
-            return self.evaluate(path, lambda: p.vjp(x, v), x, True, cotangent=v)
-        if path == "jvp":
-            return self.evaluate(path, lambda: p.jvp(x, u), self.outs, True, tangent=u)
-        if path == "double_vjp":
-            zeros = [np.zeros_like(o) for o in v]
-            return self.evaluate(path, lambda: p.double_vjp(x, u, zeros),
-                                 (*self.outs, FLAG), True, tangent=u)
-        s, w = self.direction("s"), self.direction("w", "outputs")
-        if path == "hvp_fwd_rev":
-            return self.evaluate(path, lambda: p.hvp_fwd_rev(x, v, u, w), x, True,
-                                 cotangent=v, tangent=u, cotangent_tangent=w)
-        if path == "hvp_rev_rev":
-            return self.evaluate(path, lambda: p.hvp_rev_rev(x, v, s), (*x, *self.outs), True,
-                                 cotangent=v, second_cotangent=s)
-        if path == "hvp_rev_fwd":
-            return self.evaluate(path, lambda: p.hvp_rev_fwd(x, s, v), (*x, *x), True,
-                                 tangent=s, cotangent=v)
-        raise ValueError(f"unknown path {path!r}")
+        call, expect, directions = row(path).primary(self)
+        return self.evaluate(path, call, expect, True, **directions)
 
     # -- the forward and its numeric linearizations -----------------------------------------
     def forward(self) -> None:
@@ -330,6 +313,11 @@ class Session:
             for k, n in dict(getattr(prob, "counts", {})).items():
                 total[k] = total.get(k, 0) + int(n)
         return dict(sorted(total.items()))
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else ""
 
 
 def _leaves(result: Any) -> list[np.ndarray]:
