@@ -123,7 +123,6 @@ def _share(x, y, out, larger):
 
 
 def _extreme(name, forward, larger):
-    tensorflow = f"math.{name}"
     return _binary(
         name, forward,
         vjp=(lambda g, out, x, y: unbroadcast(g * _share(x, y, out, larger), x),
@@ -132,7 +131,7 @@ def _extreme(name, forward, larger):
              lambda t, out, x, y: fit(t * _share(y, x, out, larger), out)),
         kinks="ties",
         doc=f"numpy.{name}(x, y); where x == y each input gets half the derivative.",
-        equivalents={"numpy": name, "tensorflow": tensorflow},
+        equivalents={"numpy": name, "tensorflow": f"math.{name}"},
     )
 
 
