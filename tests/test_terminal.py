@@ -151,3 +151,18 @@ def test_finding_line_says_tag_values_side_and_reason_once() -> None:
     Terminal(file=out).finding(Finding("a", "vjp", "numeric", "mismatch", "off", 2.0, 2.0, 1.0))
     assert re.fullmatch(r"FAIL a · vjp vs numeric · mismatch: off \[err/tol 2\]\n",
                         out.getvalue())
+
+
+def test_tables_fit_80_columns_without_splitting_words() -> None:
+    """``gradcheck list``'s table at 80 columns: every line fits, no word is cut in two
+    (``elementwis/e``), and the op names are whole."""
+    rows = [[f"family.op_{i}", "elementwise", "real, positive", "0", "vjp, jvp native",
+             "numeric, autograd, tensorflow"] for i in range(5)]
+    out = io.StringIO()
+    Terminal(plain=False, file=out, width=80).table(
+        "5 registered ops", ["op", "family", "domain", "kinks", "rules", "references"], rows)
+    lines = out.getvalue().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    words = {w for line in lines for w in line.split()}
+    assert {"elementwise", "tensorflow", "autograd,", "family.op_4"} <= words
+    assert not any(w.startswith("elementwi") and w != "elementwise" for w in words)

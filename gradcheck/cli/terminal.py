@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, Any
 
+from rich import box
 from rich.console import Console
 from rich.padding import Padding
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -58,6 +59,7 @@ _AGGREGATE = ("error", "fail", "warn", "pass", "unsupported", "unavailable", "sk
 _FINDING_STATUS = {"failure": "fail", "warning": "warn"}
 _DEFAULT_POLICY = VerdictPolicy()
 _OP_WIDTH = 28  # widest op name a rich table shows before eliding its middle
+_WORD_WIDTH = 24  # a table column is at least as wide as its longest word, up to this
 
 
 def ordered_paths(reports: Iterable[Report]) -> list[str]:
@@ -158,10 +160,13 @@ class Terminal:
             for row in rows:
                 self.line("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
             return
-        table = Table(title=title, title_justify="left", header_style="bold")
+        # No vertical rules, and widths chosen here (rich would fold words): see _fit_widths.
+        widths = _fit_widths(headers, rows, self.console.width - 3 * len(headers))
+        table = Table(title=title, title_justify="left", header_style="bold",
+                      box=box.SIMPLE_HEAD, pad_edge=False)
         for i, header in enumerate(headers):
             style = styles[i] if styles and i < len(styles) else None
-            table.add_column(header, style=style or "")  # wraps at words, never mid-word
+            table.add_column(header, style=style or "", width=widths[i], overflow="ellipsis")
         for row in rows:
             table.add_row(*row)
         self.console.print(table)
@@ -339,6 +344,28 @@ class Terminal:
         self.table(f"{report.op}: every path against every reference",
                    ["path", "reference", "status", "max abs err", "tolerance", "err/tol",
                     "examples", "note"], rows)
+
+
+def _fit_widths(headers: Sequence[str], rows: Sequence[Sequence[str]], room: int) -> list[int]:
+    """Column widths that fit ``room``: each column as wide as its longest cell; while too
+    wide, the column with the most slack above its longest word gives up a character (text
+    then wraps between words), and only when no column has slack left does the widest
+    shrink (a word ends in "…"; never split).  The first column, the name, goes last."""
+    cols = range(len(headers))
+    natural = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(headers)]
+    # The data's words, not the header's: a header may wrap or end in "…", a value may not.
+    word = [max([len(w) for row in rows for w in row[i].split()], default=1) for i in cols]
+    width = list(natural)
+    while sum(width) > room:
+        slack = [(width[i] - word[i], i > 0, i) for i in cols if width[i] > word[i]]
+        if slack:
+            width[max(slack)[2]] -= 1
+            continue
+        widest = max((width[i], i > 0, i) for i in cols)
+        if widest[0] <= 4:
+            break
+        width[widest[2]] -= 1
+    return width
 
 
 def _cell_text(value: Any) -> str:
