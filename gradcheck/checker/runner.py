@@ -19,7 +19,6 @@ import importlib
 import multiprocessing as mp
 import os
 import platform
-import queue
 import signal
 import sys
 import time
@@ -27,6 +26,7 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 import numpy as np
@@ -176,7 +176,7 @@ def _contain_worker(parent: int) -> None:
         os._exit(1)
 
 
-def _worker(spec: str | None, imports: tuple[str, ...], tasks: Any, done: Any, wid: int,
+def _worker(spec: str | None, imports: tuple[str, ...], tasks: Connection, results: Connection,
             parent: int) -> None:
     _contain_worker(parent)
     registry: Registry | None = None
@@ -188,20 +188,27 @@ def _worker(spec: str | None, imports: tuple[str, ...], tasks: Any, done: Any, w
     except BaseException as e:  # noqa: BLE001 - every op then says why it was not checked
         failure = f"the worker process could not start: {type(e).__name__}: {e}"
     while True:
-        task = tasks.get()
+        try:
+            task = tasks.recv()
+        except EOFError:  # the parent is gone
+            return
         if task is None:
             return
         name, options = task
-        done.put((wid, name, None))  # started: the timeout counts from here, not from spawn
+        results.send((name, None))  # started: the timeout counts from here, not from spawn
         report = _check_one(registry, name, options) if registry is not None else \
             error_report(name, f"{name}: {failure}", **options)
-        done.put((wid, name, report.to_json()))
+        results.send((name, report.to_json()))
 
 
 @dataclass
 class _Worker:
+    """A worker process with its own pipes (a worker killed mid-message breaks only its
+    own), and the task it is on."""
+
     process: Any
-    tasks: Any
+    tasks: Connection
+    results: Connection
     task: Task | None = None
     started: float | None = None
 
@@ -217,13 +224,16 @@ def _sigint_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def _start(ctx: Any, spec: str | None, imports: tuple[str, ...], done: Any, wid: int) -> _Worker:
-    tasks = ctx.Queue()
-    process = ctx.Process(target=_worker, args=(spec, imports, tasks, done, wid, os.getpid()),
+def _start(ctx: Any, spec: str | None, imports: tuple[str, ...]) -> _Worker:
+    task_out, task_in = ctx.Pipe(duplex=False)
+    result_out, result_in = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=_worker, args=(spec, imports, task_out, result_in, os.getpid()),
                           daemon=True)
     with _sigint_blocked():
         process.start()
-    return _Worker(process, tasks)
+    task_out.close()  # the worker's ends: closed here, so a dead worker reads as EOF
+    result_in.close()
+    return _Worker(process, task_in, result_out)
 
 
 #: Worker processes run side by side: a multithreaded BLAS in each would oversubscribe the
@@ -267,45 +277,68 @@ def _gone(w: _Worker) -> Report | None:
 def _run_workers(tasks: list[Task], spec: str | None, imports: tuple[str, ...], jobs: int,
                  progress: Progress | None) -> list[Report]:
     ctx = mp.get_context("spawn")
-    done = ctx.Queue()
     workers: list[_Worker] = []
     todo = list(reversed(tasks))
     reports: dict[str, Report] = {}
+
+    def finish(report: Report) -> None:
+        reports[report.op] = report
+        if progress is not None:
+            progress(report)
+
     finished = False
     try:
-        workers += [_start(ctx, spec, imports, done, i) for i in range(min(jobs, len(tasks)))]
+        workers += [_start(ctx, spec, imports) for _ in range(min(jobs, len(tasks)))]
         while len(reports) < len(tasks):
             for w in workers:
                 if w.task is None and todo:
                     w.task, w.started = todo.pop(), None
-                    w.tasks.put(w.task)
-            try:
-                wid, name, text = done.get(timeout=0.2)
-            except queue.Empty:
-                pass
-            else:
-                w = workers[wid]
-                if w.task is not None and w.task[0] == name:  # not a killed worker's answer
+                    _send(w, w.task)
+            wait([w.results for w in workers] + [w.process.sentinel for w in workers],
+                 timeout=0.2)
+            for w in workers:
+                for name, text in _answers(w):
+                    if w.task is None or w.task[0] != name:
+                        continue
                     if text is None:
                         w.started = time.monotonic()
                     else:
                         w.task = None
-                        reports[name] = Report.from_json(text)
-                        if progress is not None:
-                            progress(reports[name])
+                        finish(Report.from_json(text))
             for i, w in enumerate(workers):
                 report = _gone(w)
                 if report is not None:
-                    w.process.kill()
-                    w.process.join(timeout=5)
-                    workers[i] = _start(ctx, spec, imports, done, i)
-                    reports[report.op] = report
-                    if progress is not None:
-                        progress(report)
+                    _end(w)
+                    workers[i] = _start(ctx, spec, imports)
+                    finish(report)
         finished = True
     finally:
         _stop(workers, gently=finished)
     return [reports[name] for name, _ in tasks]
+
+
+def _send(w: _Worker, task: Task | None) -> None:
+    try:
+        w.tasks.send(task)
+    except OSError:  # the worker died: _gone reports its task
+        pass
+
+
+def _answers(w: _Worker) -> Iterator[tuple[str, str | None]]:
+    """What the worker has sent so far (nothing more once its pipe breaks)."""
+    try:
+        while w.results.poll():
+            yield w.results.recv()
+    except (EOFError, OSError):  # it died, maybe mid-message: _gone says so
+        return
+
+
+def _end(w: _Worker) -> None:
+    if w.process.is_alive():
+        w.process.kill()
+    w.process.join(timeout=5)
+    w.tasks.close()
+    w.results.close()
 
 
 def _stop(workers: list[_Worker], gently: bool) -> None:
@@ -314,12 +347,9 @@ def _stop(workers: list[_Worker], gently: bool) -> None:
     try:
         if gently:
             for w in workers:
-                w.tasks.put(None)
+                _send(w, None)
             for w in workers:
                 w.process.join(timeout=5)
     finally:
         for w in workers:
-            if w.process.is_alive():
-                w.process.kill()
-            w.process.join(timeout=5)
-            w.tasks.cancel_join_thread()  # never wait at exit on a queue nobody reads
+            _end(w)
