@@ -102,17 +102,27 @@ class ForwardAccumulator:
                 break
         else:
             return
-        visible = state.visible()
-        below = () if not visible or visible[0] is self else state.below(self.level)
-        saved = state.swap(below)
+        saved = state.hide_from(self.level)
         try:
             if op.jvp is None or self.force_transpose:
                 outs_t = outs if type(outs) is tuple else (outs,)
                 result = transpose_jvp(op, list(tangents), outs_t, args, params, self.level - 1)
-            elif below:
+            elif state.current:
                 result = call_rule(op, op.jvp, tangents, outs, args, params)
             else:  # nobody watches: the rule runs on raw arrays
-                result = _raw_jvp(op, tangents, outs, args, params)
+                out = tuple(o._value for o in outs) if op.nout > 1 else outs._value
+                if len(args) == 1:
+                    t, a = tangents[0], args[0]
+                    raw_t: tuple[Any, ...] = (t._value if type(t) is Tensor else t,)
+                    raw_args: Any = (a._value if type(a) is Tensor else a,)
+                else:
+                    raw_t = tuple([t._value if type(t) is Tensor else t for t in tangents])
+                    raw_args = [a._value if type(a) is Tensor else a for a in args]
+                try:
+                    result = op.jvp(raw_t, out, *raw_args, **params)
+                except Exception as exc:
+                    annotate(exc, op, op.jvp)
+                    raise
         finally:
             state.swap(saved)
         if op.nout == 1:
@@ -132,24 +142,6 @@ class ForwardAccumulator:
                 continue
             check_cotangent(op, k, t, o, what="output tangent")
             table[id(o)] = (o, t)
-
-
-def _raw_jvp(op: Op, tangents: tuple[Any, ...], outs: Any, args: tuple[Any, ...],
-             params: dict[str, Any]) -> Any:
-    """An op's JVP rule on raw arrays (the fast path: no tracer sees the rule's ops)."""
-    out = tuple(o._value for o in outs) if op.nout > 1 else outs._value
-    if len(args) == 1:
-        t, a = tangents[0], args[0]
-        raw_t: tuple[Any, ...] = (t._value if type(t) is Tensor else t,)
-        raw_args: Any = (a._value if type(a) is Tensor else a,)
-    else:
-        raw_t = tuple([t._value if type(t) is Tensor else t for t in tangents])
-        raw_args = [a._value if type(a) is Tensor else a for a in args]
-    try:
-        return op.jvp(raw_t, out, *raw_args, **params)  # type: ignore[misc]
-    except Exception as exc:
-        annotate(exc, op, op.jvp)  # type: ignore[arg-type]
-        raise
 
 
 def transpose_jvp(op: Op, tangents: list[Any], outs: tuple[Tensor, ...], args: tuple[Any, ...],

@@ -16,7 +16,9 @@ from contextlib import contextmanager
 from typing import Any
 
 _levels = itertools.count(start=2, step=2)  # even: room for helpers at odd levels
-_visible: tuple[Any, ...] = ()
+#: The tracers that currently see executed ops, lowest level first.  The hot path reads
+#: it directly; change it only through ``push``/``pop``/``swap``/``hide_from``/``only``.
+current: tuple[Any, ...] = ()
 
 
 def new_level() -> int:
@@ -26,24 +28,35 @@ def new_level() -> int:
 
 def visible() -> tuple[Any, ...]:
     """The tracers that currently see executed ops, lowest level first."""
-    return _visible
+    return current
 
 
 def push(tracer: Any) -> None:
-    global _visible
-    _visible = tuple(sorted((*_visible, tracer), key=lambda t: t.level))
+    global current
+    current = tuple(sorted((*current, tracer), key=lambda t: t.level))
 
 
 def pop(tracer: Any) -> None:
-    global _visible
-    _visible = tuple(t for t in _visible if t is not tracer)
+    global current
+    current = tuple(t for t in current if t is not tracer)
 
 
 def below(level: float) -> tuple[Any, ...]:
     """The visible tracers of lower level than ``level``."""
-    if not _visible or _visible[0].level >= level:
+    if not current or current[0].level >= level:
         return ()
-    return tuple(t for t in _visible if t.level < level)
+    return tuple(t for t in current if t.level < level)
+
+
+def hide_from(level: float) -> tuple[Any, ...]:
+    """Make only the tracers below ``level`` visible; returns what was (give it to ``swap``).
+
+    ``swap(below(level))`` in one call: a tracer does this around every rule it runs."""
+    global current
+    saved = current
+    current = () if not saved or saved[0].level >= level else \
+        tuple(t for t in saved if t.level < level)
+    return saved
 
 
 def swap(tracers: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -51,19 +64,19 @@ def swap(tracers: tuple[Any, ...]) -> tuple[Any, ...]:
 
     The hot paths use this pair instead of the ``only`` context manager.
     """
-    global _visible
-    saved = _visible
-    _visible = tracers
+    global current
+    saved = current
+    current = tracers
     return saved
 
 
 @contextmanager
 def only(tracers: tuple[Any, ...]) -> Iterator[None]:
     """Run a block with exactly ``tracers`` visible."""
-    global _visible
-    saved = _visible
-    _visible = tracers
+    global current
+    saved = current
+    current = tracers
     try:
         yield
     finally:
-        _visible = saved
+        current = saved

@@ -254,6 +254,6 @@ def bind(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
     else:
         outs = tuple(Tensor(np.asarray(o)) for o in out)
     if op.differentiable:
-        for tracer in state.visible():
+        for tracer in state.current:
             tracer.record(op, args, outs, params)
     return outs
