@@ -1,20 +1,15 @@
-"""External references for gradcheck: the same derivative paths computed by autograd and
-TensorFlow.
+"""External references for gradcheck: autograd and TensorFlow computing the same paths.
 
-Each reference is an :class:`Oracle` taking a function written in its own framework.
-Frameworks are imported only when a reference is used; a missing one makes ``status()``
-say how to install it and the methods raise :class:`Unavailable`.  Importing this package
-imports neither framework.
+Each framework has one adapter: an :class:`Oracle` (its lazy import and status; a missing
+framework says how to install it), a Problem that computes the checker's paths with the
+framework, and an :class:`EquivalentReference` through which the checker runs a registry op's
+declared equivalent (``equivalents=`` with the op) as one more problem at the same example,
+checked by the same code (see :mod:`gradcheck.checker.references`).  The composition root
+(``gradcheck/__init__.py``) plugs the references in by name; importing this package imports
+no framework.
 
-What the checker uses:
-
-* :func:`reference_cells` is the hook ``gradcheck.check`` calls for the references
-  ``autograd`` and ``tensorflow``: a registry op is compared path by path with its
-  equivalent in each framework (tables in :mod:`.autograd_ops` and :mod:`.tensorflow_ops`,
-  looked up with :func:`equivalence`), and TensorFlow's double-VJP of it is audited for leaks
-  of the dummy cotangent (:func:`audit_double_vjp`, cells on path ``tf.double_vjp``).
-* Importing this package teaches ``gradcheck.check`` to take TensorFlow and autograd
-  functions as targets (:func:`framework_target`), whose paths the framework computes.
+``gradcheck.check(fn, inputs=...)`` also takes TensorFlow and autograd functions as targets
+(:func:`framework_target`), whose paths the framework computes.
 
 >>> sorted(available_references())  # doctest: +SKIP
 ['autograd', 'tensorflow']
@@ -26,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gradcheck.oracles.base import (
+    EquivalentReference,
     NoEquivalent,
     Oracle,
     Unavailable,
@@ -37,6 +33,7 @@ from gradcheck.oracles.inputs import Output
 from gradcheck.oracles.tf_audit import DoubleVjpAudit, audit_double_vjp
 
 __all__ = [
+    "EquivalentReference",
     "REFERENCE_NAMES",
     "DoubleVjpAudit",
     "NoEquivalent",

@@ -1,65 +1,32 @@
 """Looking up a registry op's equivalent in a reference framework.
 
-The tables live in one module per framework (:mod:`.autograd_ops`, :mod:`.tensorflow_ops`);
-this module only finds them.  Neither table module imports its framework, so looking an op
-up is cheap and works without the framework installed.
+Each op declares its equivalents with its rules (``equivalents=``, see
+:mod:`gradcheck.ops.refs`) and its gauge freedom (``gauge=``); this module finds them for a
+framework.  Nothing here imports a framework, so a look-up is cheap and works without it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
-__all__ = ["Equivalence", "equivalence", "has_equivalent", "ops_with_equivalents"]
+__all__ = ["Equivalence", "NumpyNamespace", "equivalence", "has_equivalent",
+           "ops_with_equivalents"]
+
+#: Frameworks whose numpy namespace runs an op's ``"numpy"`` equivalent.
+NUMPY_LIKE = ("autograd", "jax")
 
 
 @dataclass(frozen=True)
 class Equivalence:
-    """What a framework's table says about one op.
-
-    ``fn(module, *args, **params)`` computes the op in the framework; ``limit(*args,
-    **params)`` (numpy inputs) returns why the framework's rule is undefined or wrong at
-    these inputs (a reason for every path, or a dict path -> reason), or None; ``gauges``
-    lists the outputs defined only up to the sign of each vector (see
-    :data:`.tensorflow_ops.SIGN_GAUGES`); ``accuracy`` is ``(factor, reason)`` when the
-    framework is known to be less accurate than the checker's rounding allowance.
-    """
+    """An op's equivalent in one framework: ``fn(namespace, *args, **params)`` computes the op
+    there; ``gauges`` lists the outputs defined only up to the sign of each vector."""
 
     reference: str
     op: str
     fn: Callable[..., Any]
-    limit: Callable[..., Any] | None = None
     gauges: tuple[tuple[int, int], ...] = field(default_factory=tuple)
-    accuracy: tuple[float, str] | None = None
-
-    def limits(self, args: Any, params: dict[str, Any], paths: Any) -> dict[str, str]:
-        """Path -> why the framework cannot be trusted at these inputs (numpy ``args``)."""
-        if self.limit is None:
-            return {}
-        why = self.limit(*args, **params)
-        if not why:
-            return {}
-        if isinstance(why, str):
-            return {p: why for p in paths}
-        return {p: r for p, r in why.items() if p in paths}
-
-
-def _table(reference: str) -> ModuleType:
-    if reference == "autograd":
-        from gradcheck.oracles import autograd_ops
-
-        return autograd_ops
-    if reference == "tensorflow":
-        from gradcheck.oracles import tensorflow_ops
-
-        return tensorflow_ops
-    raise ValueError(f"unknown reference {reference!r}; known references: autograd, tensorflow")
-
-
-def _ops(table: ModuleType) -> dict[str, Callable[..., Any]]:
-    return table.AUTOGRAD_OPS if hasattr(table, "AUTOGRAD_OPS") else table.TENSORFLOW_OPS
 
 
 class NumpyNamespace:
@@ -92,7 +59,7 @@ def _declared(reference: str, op: str) -> Callable[..., Any] | None:
         return None
     if reference in declared:
         return _translating(resolve(declared[reference]))
-    if "numpy" in declared and reference in ("autograd", "jax"):
+    if "numpy" in declared and reference in NUMPY_LIKE:
         entry = _translating(resolve(declared["numpy"]))
         return lambda module, *a, **p: entry(_numpy_namespace(reference, module), *a, **p)
     return None
@@ -126,24 +93,19 @@ def _gauge(op: str) -> tuple[tuple[int, int], ...]:
 
 def equivalence(reference: str, op: str) -> Equivalence | None:
     """The equivalent of registry op ``op`` in ``reference``, or None when it has none."""
-    table = _table(reference)
-    fn = _declared(reference, op) or _ops(table).get(op)
+    fn = _declared(reference, op)
     if fn is None:
         return None
-    limits = getattr(table, "AUTOGRAD_LIMITS", None) or getattr(table, "TENSORFLOW_LIMITS", {})
-    gauges = {op: _gauge(op)} if _gauge(op) else getattr(table, "SIGN_GAUGES", {})
-    accuracy = getattr(table, "ACCURACY", {}).get(op)
-    return Equivalence(reference, op, fn, limits.get(op), tuple(gauges.get(op, ())), accuracy)
+    return Equivalence(reference, op, fn, _gauge(op))
 
 
 def has_equivalent(reference: str, op: str) -> bool:
-    """Whether ``op`` has an equivalent in ``reference`` (declared with it, or in a table)."""
-    return _declared(reference, op) is not None or op in _ops(_table(reference))
+    """Whether ``op`` declares an equivalent for ``reference``."""
+    return _declared(reference, op) is not None
 
 
 def ops_with_equivalents(reference: str) -> list[str]:
-    """Every op name that has an equivalent in ``reference``, sorted."""
+    """Every registry op with an equivalent in ``reference``, sorted."""
     from gradcheck.engine import default_registry
 
-    declared = {name for name in default_registry.names() if _declared(reference, name)}
-    return sorted(declared | set(_ops(_table(reference))))
+    return sorted(name for name in default_registry.names() if _declared(reference, name))
