@@ -15,12 +15,9 @@ import numpy as np
 import pytest
 import scipy.special as sp
 from op_harness import (
-    DEFAULT,
     ElementwiseChecks,
     OpCase,
     PathChecks,
-    anp,
-    asp,
     check_against_tensorflow,
     engine_vjp,
     import_tensorflow,
@@ -46,62 +43,43 @@ def _elu(x: Any, alpha: float, xp: Any) -> Any:
 
 
 CASES = [
-    OpCase("nn.sigmoid", lambda x: 1 / (1 + np.exp(-x)), lambda x: 1 / (1 + anp().exp(-x))),
-    OpCase("nn.sigmoid_grad", lambda y, dy: dy * y * (1 - y), lambda y, dy: dy * y * (1 - y),
-           cotangent_arg=1),
-    OpCase("nn.log_sigmoid", lambda x: np.log(1 / (1 + np.exp(-x))),
-           lambda x: -anp().logaddexp(0.0, -x)),
-    OpCase("nn.softplus", lambda x: np.log1p(np.exp(x)), lambda x: anp().logaddexp(0.0, x)),
-    OpCase("nn.softplus_grad", lambda dy, x: dy / (1 + np.exp(-x)),
-           lambda dy, x: dy / (1 + anp().exp(-x)), cotangent_arg=0),
-    OpCase("nn.softsign", lambda x: x / (1 + np.abs(x)), lambda x: x / (1 + anp().abs(x))),
-    OpCase("nn.softsign_grad", lambda dy, x: dy / (1 + np.abs(x)) ** 2,
-           lambda dy, x: dy / (1 + anp().abs(x)) ** 2, cotangent_arg=0),
-    OpCase("nn.relu", lambda x: np.where(x > 0, x, 0.0), lambda x: anp().maximum(x, 0.0)),
-    OpCase("nn.relu_grad", lambda dy, f: dy * (f > 0), lambda dy, f: dy * (f > 0),
-           cotangent_arg=0),
-    OpCase("nn.relu6", lambda x: np.minimum(np.maximum(x, 0.0), 6.0),
-           lambda x: anp().minimum(anp().maximum(x, 0.0), 6.0)),
-    OpCase("nn.relu6_grad", lambda dy, f: dy * ((f > 0) & (f < 6)),
-           lambda dy, f: dy * ((f > 0) & (f < 6)), cotangent_arg=0),
-    OpCase("nn.leaky_relu", lambda x, alpha=0.2: np.maximum(x, alpha * x),
-           lambda x, alpha=0.2: anp().maximum(x, alpha * x)),
-    OpCase("nn.leaky_relu", lambda x, alpha: np.maximum(x, alpha * x),
-           lambda x, alpha: anp().maximum(x, alpha * x), params={"alpha": 0.01},
+    OpCase("nn.sigmoid", lambda x: 1 / (1 + np.exp(-x))),
+    OpCase("nn.sigmoid_grad", lambda y, dy: dy * y * (1 - y), cotangent_arg=1),
+    OpCase("nn.log_sigmoid", lambda x: np.log(1 / (1 + np.exp(-x)))),
+    OpCase("nn.softplus", lambda x: np.log1p(np.exp(x))),
+    OpCase("nn.softplus_grad", lambda dy, x: dy / (1 + np.exp(-x)), cotangent_arg=0),
+    OpCase("nn.softsign", lambda x: x / (1 + np.abs(x))),
+    OpCase("nn.softsign_grad", lambda dy, x: dy / (1 + np.abs(x)) ** 2, cotangent_arg=0),
+    OpCase("nn.relu", lambda x: np.where(x > 0, x, 0.0)),
+    OpCase("nn.relu_grad", lambda dy, f: dy * (f > 0), cotangent_arg=0),
+    OpCase("nn.relu6", lambda x: np.minimum(np.maximum(x, 0.0), 6.0)),
+    OpCase("nn.relu6_grad", lambda dy, f: dy * ((f > 0) & (f < 6)), cotangent_arg=0),
+    OpCase("nn.leaky_relu", lambda x, alpha=0.2: np.maximum(x, alpha * x)),
+    OpCase("nn.leaky_relu", lambda x, alpha: np.maximum(x, alpha * x), params={"alpha": 0.01},
            label="nn.leaky_relu-0.01"),
     OpCase("nn.leaky_relu_grad", lambda dy, f, alpha=0.2: np.where(f > 0, dy, alpha * dy),
-           lambda dy, f, alpha=0.2: anp().where(f > 0, dy, alpha * dy), cotangent_arg=0),
-    OpCase("nn.leaky_relu_grad", lambda dy, f, alpha: np.where(f > 0, dy, alpha * dy),
-           lambda dy, f, alpha: anp().where(f > 0, dy, alpha * dy), params={"alpha": 0.25},
-           cotangent_arg=0, label="nn.leaky_relu_grad-0.25"),
-    OpCase("nn.elu", lambda x: _elu(x, 1.0, np), lambda x: _elu(x, 1.0, anp())),
-    OpCase("nn.elu", lambda x, alpha: _elu(x, alpha, np),
-           lambda x, alpha: _elu(x, alpha, anp()), params={"alpha": 0.5}, label="nn.elu-0.5"),
-    OpCase("nn.elu_grad", lambda dy, y: np.where(y < 0, dy * (y + 1), dy),
-           lambda dy, y: anp().where(y < 0, dy * (y + 1), dy), cotangent_arg=0),
-    OpCase("nn.elu_grad", lambda dy, y, alpha: np.where(y < 0, dy * (y + alpha), dy),
-           lambda dy, y, alpha: anp().where(y < 0, dy * (y + alpha), dy), params={"alpha": 0.5},
-           cotangent_arg=0, label="nn.elu_grad-0.5"),
-    OpCase("nn.selu", lambda x: SCALE * _elu(x, ALPHA, np),
-           lambda x: SCALE * _elu(x, ALPHA, anp())),
-    OpCase("nn.selu_grad", lambda dy, y: np.where(y < 0, dy * (y + SCALE * ALPHA), SCALE * dy),
-           lambda dy, y: anp().where(y < 0, dy * (y + SCALE * ALPHA), SCALE * dy),
            cotangent_arg=0),
-    OpCase("nn.celu", lambda x: np.maximum(x, 0) + np.minimum(0, np.exp(x) - 1),
-           lambda x: _elu(x, 1.0, anp())),
+    OpCase("nn.leaky_relu_grad", lambda dy, f, alpha: np.where(f > 0, dy, alpha * dy),
+           params={"alpha": 0.25}, cotangent_arg=0, label="nn.leaky_relu_grad-0.25"),
+    OpCase("nn.elu", lambda x: _elu(x, 1.0, np)),
+    OpCase("nn.elu", lambda x, alpha: _elu(x, alpha, np), params={"alpha": 0.5},
+           label="nn.elu-0.5"),
+    OpCase("nn.elu_grad", lambda dy, y: np.where(y < 0, dy * (y + 1), dy), cotangent_arg=0),
+    OpCase("nn.elu_grad", lambda dy, y, alpha: np.where(y < 0, dy * (y + alpha), dy),
+           params={"alpha": 0.5}, cotangent_arg=0, label="nn.elu_grad-0.5"),
+    OpCase("nn.selu", lambda x: SCALE * _elu(x, ALPHA, np)),
+    OpCase("nn.selu_grad", lambda dy, y: np.where(y < 0, dy * (y + SCALE * ALPHA), SCALE * dy),
+           cotangent_arg=0),
+    OpCase("nn.celu", lambda x: np.maximum(x, 0) + np.minimum(0, np.exp(x) - 1)),
     OpCase("nn.celu",
            lambda x, alpha: np.maximum(x, 0) + np.minimum(0, alpha * np.expm1(x / alpha)),
-           lambda x, alpha: alpha * _elu(x / alpha, 1.0, anp()), params={"alpha": 2.0},
-           label="nn.celu-2"),
-    OpCase("nn.gelu", lambda x: 0.5 * x * (1 + sp.erf(x / math.sqrt(2))),
-           lambda x: 0.5 * x * (1 + asp().erf(x / math.sqrt(2)))),
-    OpCase("nn.gelu", lambda x, approximate: _gelu_tanh(x),
-           lambda x, approximate: _gelu_tanh(x, anp()), params={"approximate": True},
+           params={"alpha": 2.0}, label="nn.celu-2"),
+    OpCase("nn.gelu", lambda x: 0.5 * x * (1 + sp.erf(x / math.sqrt(2)))),
+    OpCase("nn.gelu", lambda x, approximate: _gelu_tanh(x), params={"approximate": True},
            label="nn.gelu-tanh"),
-    OpCase("nn.silu", lambda x: x / (1 + np.exp(-x)), lambda x: x / (1 + anp().exp(-x))),
-    OpCase("nn.mish", lambda x: x * np.tanh(np.log1p(np.exp(x))),
-           lambda x: x * anp().tanh(anp().logaddexp(0.0, x))),
-    OpCase("nn.hard_tanh", lambda x: np.clip(x, -1, 1), lambda x: anp().clip(x, -1.0, 1.0)),
+    OpCase("nn.silu", lambda x: x / (1 + np.exp(-x))),
+    OpCase("nn.mish", lambda x: x * np.tanh(np.log1p(np.exp(x)))),
+    OpCase("nn.hard_tanh", lambda x: np.clip(x, -1, 1)),
 ]
 
 
@@ -266,8 +244,11 @@ TF_GRAD_OPS = [
                          ids=[row[0] for row in TF_GRAD_OPS])
 def test_gradient_ops_match_tensorflow(name: str, tf_name: str, call: Any,
                                        second_order: bool) -> None:
-    # TF registers no gradient for SoftsignGrad, so only its forward is compared.
     tf = import_tensorflow()
     raw_op = getattr(tf.raw_ops, tf_name)
     case = next(c for c in CASES if c.id == name)
-    check_against_tensorflow(case, lambda a, b: call(raw_op, a, b), second_order, DEFAULT)
+    report = check_against_tensorflow(case, lambda a, b: call(raw_op, a, b))
+    # TF registers no gradient for SoftsignGrad: its second-order paths are unsupported
+    second = {c.status for c in report.cells if c.reference == "tensorflow"
+              and c.path.startswith("hvp")}
+    assert second == ({"pass"} if second_order else {"unsupported"}), report.cells
