@@ -166,3 +166,11 @@ def test_tables_fit_80_columns_without_splitting_words() -> None:
     words = {w for line in lines for w in line.split()}
     assert {"elementwise", "tensorflow", "autograd,", "family.op_4"} <= words
     assert not any(w.startswith("elementwi") and w != "elementwise" for w in words)
+
+
+def test_where_a_finding_is_worded_once() -> None:
+    from gradcheck.checker.compare import where
+
+    assert where(1, [(2,)], "element") == ([1], "element [1]")  # not "element element [1]"
+    assert where(1, [(2,)], "output") == ([1], "output element [1]")
+    assert where(3, [(2,), (2,)], "output") == ([1, 1], "output 1 at [1]")

@@ -89,7 +89,8 @@ def locate(index: int, shapes: Sequence[tuple[int, ...]]) -> tuple[int, tuple[in
 def where(index: int, shapes: Sequence[tuple[int, ...]], what: str) -> tuple[list[int], str]:
     """The worst element as a list and a phrase (``output 1 at (0, 2)``)."""
     k, idx = locate(index, shapes)
-    label = f"{what} {k} at {list(idx)}" if len(shapes) > 1 else f"{what} element {list(idx)}"
+    noun = what if what == "element" else f"{what} element"  # never "element element"
+    label = f"{what} {k} at {list(idx)}" if len(shapes) > 1 else f"{noun} {list(idx)}"
     return ([k, *idx] if len(shapes) > 1 else list(idx)), label
 
 
