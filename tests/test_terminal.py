@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
+
+import pytest
 
 from gradcheck.checker.policy import Allowance, VerdictPolicy
 from gradcheck.checker.report import Cell, Finding, Report, Results
@@ -174,3 +177,15 @@ def test_where_a_finding_is_worded_once() -> None:
     assert where(1, [(2,)], "element") == ([1], "element [1]")  # not "element element [1]"
     assert where(1, [(2,)], "output") == ([1], "output element [1]")
     assert where(3, [(2,), (2,)], "output") == ([1, 1], "output 1 at [1]")
+
+
+def test_a_file_that_is_not_results_is_said_once(tmp_path: Path) -> None:
+    from gradcheck.cli.run import UsageError
+    from gradcheck.cli.show import load_results
+
+    path = tmp_path / "other.json"
+    path.write_text('{"format": "something-else"}')
+    with pytest.raises(UsageError) as error:
+        load_results(path)
+    assert str(error.value).count("not a gradcheck results file") == 1
+    assert "format is 'something-else'" in str(error.value)
