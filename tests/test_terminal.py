@@ -106,8 +106,8 @@ def test_plain_summary_lists_each_op_once_with_the_paths_that_did_not_pass() -> 
         "FAIL nn.elu double_vjp=fail",
         "WARN sin double_vjp=warn",
         "gradcheck: 2 ops: 1 fail, 1 warn",
-        "  FAIL: a derivative is wrong or unusable; WARN: correct, but wasteful (the "
-        "double-VJP needs its dummy fed)",
+        "  FAIL    a derivative is wrong or unusable",
+        "  WARN    correct, but wasteful (the double-VJP needs its dummy fed)",
     ]
 
 

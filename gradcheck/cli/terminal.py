@@ -239,7 +239,7 @@ class Terminal:
                 symbol, style = STATUS_STYLE[s]
                 paths.append((" " if i else "") + f"{path} {symbol}", style=style)
             paths.truncate(room, overflow="ellipsis")  # one line per op, whatever the width
-            ratios = [f.ratio for f in policy.failing(report) or report.findings]
+            ratios = [f.ratio for f in report.findings if f.kind in policy.fail_on]
             worst = max((r for r in ratios if not math.isnan(r)), default=math.nan)
             table.add_row(Text(status.upper(), style=TAG_STYLE[status]),
                           name, paths, fmt_ratio(worst))
@@ -254,10 +254,8 @@ class Terminal:
         text = f"gradcheck: {n} op{'' if n == 1 else 's'}: {', '.join(parts) or 'none'}"
         bad = counts["fail"] or counts["error"]
         self.line(text, style="bold red" if bad else "bold green")
-        used = [s for s in OP_STATUSES if counts[s] and s != "pass"]
-        if used:
-            self.line("  " + "; ".join(f"{s.upper()}: {STATUS_MEANING[s]}" for s in used),
-                      style="dim")
+        for status in (s for s in OP_STATUSES if counts[s] and s != "pass"):
+            self.line(f"  {status.upper():7} {STATUS_MEANING[status]}", style="dim")
 
     def findings(self, results: Results, policy: VerdictPolicy = _DEFAULT_POLICY,
                  limit: int = 10) -> None:
@@ -284,10 +282,10 @@ class Terminal:
             for finding, _tag in group.findings:
                 self.finding(finding, policy)
         if listed < total:
-            ops = len(groups) - len(shown)
-            rest = f" ({ops} more ops)" if ops else ""
-            self.line(f"... and {total - listed} more findings{rest}: -v lists all, the "
-                      "HTML report shows every detail")
+            ops, more = len(groups) - len(shown), total - listed
+            rest = f" ({ops} more op{'s' * (ops > 1)})" if ops else ""
+            self.line(f"... and {more} more finding{'s' * (more > 1)}{rest}: -v lists all, "
+                      "the HTML report shows every detail")
 
     def finding(self, finding: Finding, policy: VerdictPolicy = _DEFAULT_POLICY) -> None:
         """One finding's line: ``FAIL op · path vs reference · kind: message``, then whose
@@ -298,7 +296,8 @@ class Terminal:
         tag = finding_tag(finding, policy)
         extras = [attribution_text(finding), values_text(finding)]
         ratio = fmt_ratio(finding.ratio)
-        if ratio and "ratio" not in finding.message and "err/tol" not in finding.message:
+        if (ratio and finding.ratio > 0 and "ratio" not in finding.message
+                and "err/tol" not in finding.message):
             extras.append(f"err/tol {ratio}")
         allowance = policy.allowed(finding)
         if allowance is not None:
