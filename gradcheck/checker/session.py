@@ -9,29 +9,22 @@ directions.  Directions are drawn per name from the example's seed, so a check r
 
 from __future__ import annotations
 
-import traceback
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from gradcheck.checker.compare import Linearization, Outcome, top
-from gradcheck.checker.paths import InputMutated
-from gradcheck.checker.references import Unsupported
+from gradcheck.checker.compare import Linearization, Outcome
+from gradcheck.checker.directions import Directions
+from gradcheck.checker.evaluation import STRUCTURE, Guarded, Stop, leaves
 from gradcheck.checker.sampling import Example
 from gradcheck.checker.table import FLAG, row
 from gradcheck.checker.targets import Problem, Target, with_dtype
-from gradcheck.checker.tolerances import Tolerances, conditioning
-from gradcheck.engine import RuleError
-from gradcheck.ops.refs import NoEquivalent
+from gradcheck.checker.tolerances import Tolerances, conditioning, natural_scale
 
 __all__ = ["Options", "Session", "Stop", "Skip", "STRUCTURE", "FLAG"]
-
-#: Reference name of structural findings (shape, dtype, input_mutated, nondeterministic, error).
-STRUCTURE = "structure"
-
 
 @dataclass(frozen=True)
 class Options:
@@ -42,10 +35,6 @@ class Options:
     mode: str = "fast"
 
 
-class Stop(Exception):
-    """A path could not be evaluated (its outcome is recorded): skip what needs it."""
-
-
 class Skip(Exception):
     """The example cannot be used (non-finite values, a kink): re-sample."""
 
@@ -54,25 +43,7 @@ class Skip(Exception):
         self.reason = reason
 
 
-def _same_bits(a: Any, b: Any) -> bool:
-    la = a if isinstance(a, (list, tuple)) else [a]
-    lb = b if isinstance(b, (list, tuple)) else [b]
-    if len(la) != len(lb):
-        return False
-    for x, y in zip(la, lb, strict=True):
-        if isinstance(x, (list, tuple)) or isinstance(y, (list, tuple)):
-            if not _same_bits(x, y):
-                return False
-        elif isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-            x, y = np.asarray(x), np.asarray(y)
-            if x.shape != y.shape or x.dtype != y.dtype or x.tobytes() != y.tobytes():
-                return False
-        elif x != y:
-            return False
-    return True
-
-
-class Session:
+class Session(Guarded):
     """The target at one example, in the example's dtype (and in float64 for references).
 
     With ``problem`` and ``side``, the session is a reference framework's own problem for the
@@ -82,6 +53,7 @@ class Session:
     def __init__(self, target: Target, example: Example, options: Options,
                  problem: Problem | None = None, side: str = "",
                  rebind: Callable[[Example], Problem] | None = None) -> None:
+        super().__init__()
         self.target, self.example, self.options = target, example, options
         self.dtype = example.dtype
         self.side = side
@@ -92,14 +64,12 @@ class Session:
             target.bind(with_dtype(example, "float64"))
         self.x = [np.asarray(p) for p in self.problem.primals]
         self.x64 = [p.astype(np.float64) for p in self.x]
-        self.outcomes: list[Outcome] = []
         self.outs: list[np.ndarray] = []
         self.cleared = 0  # fast-mode failures that the full-mode recheck cleared
         self._primary: dict[str, Any] = {}
-        self._failed: set[str] = set()
         self._lins: dict[str, Linearization] = {}
         self._perturbed: Session | None = None
-        self._directions: dict[tuple[str, str, float], list[np.ndarray]] = {}
+        self.directions = Directions(example.seed, self.dtype)
         self.tol = Tolerances(self.dtype, conditioning(self.x), self._factor())
 
     def _factor(self) -> float:
@@ -117,17 +87,8 @@ class Session:
     # -- directions -------------------------------------------------------------------------
     def direction(self, name: str, like: str = "primals", scale: float = 1.0) -> list[np.ndarray]:
         """Gaussian arrays shaped like the primals or the outputs, fixed by ``name``."""
-        key = (name, like, scale)
-        if key not in self._directions:
-            self._directions[key] = self._draw(name, like, scale)
-        return [a.copy() for a in self._directions[key]]
-
-    def _draw(self, name: str, like: str, scale: float) -> list[np.ndarray]:
-        rng = np.random.default_rng([self.example.seed, zlib.crc32(name.encode())])
-        like_arrays = self.x if like == "primals" else self.outs
-        # each in its array's dtype (an output may be float32 for float64 inputs: astype)
-        return [(rng.standard_normal(a.shape) * scale).astype(
-                    a.dtype if a.dtype.kind == "f" else self.dtype) for a in like_arrays]
+        return self.directions.draw(name, self.x if like == "primals" else self.outs, like,
+                                    scale)
 
     # -- outcomes ---------------------------------------------------------------------------
     def record(self, outcome: Outcome) -> Outcome:
@@ -135,65 +96,7 @@ class Session:
             outcome.side = self.side
             if outcome.message and not outcome.message.startswith(self.side):
                 outcome.message = f"{self.side}'s {self.target.name}: {outcome.message}"
-        self.outcomes.append(outcome)
-        return outcome
-
-    def structural(self, path: str, kind: str, message: str, tb: str | None = None,
-                   **directions: Any) -> None:
-        self.record(Outcome(path, STRUCTURE, kind, message=message, traceback=tb,
-                            directions={k: v for k, v in directions.items()}))
-
-    # -- evaluating -------------------------------------------------------------------------
-    def evaluate(self, path: str, call: Callable[[], Any],
-                 expect: Sequence[np.ndarray] | None = None, primary: bool = False,
-                 **directions: Any) -> Any:
-        """Call a path, turning every way it can go wrong into a recorded outcome (then
-        :class:`Stop`).  ``expect`` are the arrays the result must match in shape and dtype;
-        a primary evaluation is repeated and must agree bit for bit."""
-        if path in self._failed:
-            raise Stop(path)
-        try:
-            result = call()
-            if primary and not _same_bits(result, call()):
-                self.structural(path, "nondeterministic", f"{path}: two identical calls gave "
-                                "different results", **directions)
-        except RuleError as e:
-            kind = e.kind if e.kind in ("shape", "dtype") else "error"
-            self._fail(path, kind, f"{path}: {e}", traceback.format_exc(), directions)
-        except (Unsupported, NoEquivalent) as e:  # it cannot compute this path: its reason
-            self._fail(path, "unsupported", f"{path}: unsupported: {e}", None, directions)
-        except InputMutated as e:
-            self._fail(path, "input_mutated", f"{path} wrote into its inputs: {e}", None,
-                       directions)
-        except Exception as e:  # an op's crash is a finding, never the checker's crash
-            if self.side:  # a framework that raises cannot compute this path: its own words
-                self._fail(path, "unsupported", f"{path}: unsupported: {self.side} raised "
-                           f"{type(e).__name__}: {_first_line(e)}", None, directions)
-            self._fail(path, "error", f"{path} raised {type(e).__name__}: {e}",
-                       traceback.format_exc(), directions)
-        if expect is not None:
-            self._check_structure(path, result, expect, directions)
-        return result
-
-    def _fail(self, path: str, kind: str, message: str, tb: str | None,
-              directions: dict[str, Any]) -> None:
-        self._failed.add(path)
-        self.structural(path, kind, message, tb, **directions)
-        raise Stop(path)
-
-    def _check_structure(self, path: str, result: Any, expect: Sequence[np.ndarray],
-                         directions: dict[str, Any]) -> None:
-        got = _leaves(result)
-        if len(got) != len(expect):
-            self._fail(path, "error", f"{path} returned {len(got)} arrays, expected "
-                       f"{len(expect)}", None, directions)
-        for k, (g, e) in enumerate(zip(got, expect, strict=True)):
-            if g.shape != e.shape:
-                self._fail(path, "shape", f"{path}: result {k} has shape {g.shape}, expected "
-                           f"{e.shape} (its input's)", None, directions)
-            if e.dtype.kind == "f" and g.dtype != e.dtype:
-                self._fail(path, "dtype", f"{path}: result {k} has dtype {g.dtype}, expected "
-                           f"{e.dtype} (its input's)", None, directions)
+        return super().record(outcome)
 
     def primary(self, path: str) -> Any:
         """The path's main value at this example (cached), with the structural checks."""
@@ -208,7 +111,7 @@ class Session:
     # -- the forward and its numeric linearizations -----------------------------------------
     def forward(self) -> None:
         """Evaluate the outputs; :class:`Skip` when they are not finite (overflow)."""
-        self.outs = _leaves(self.evaluate("forward", lambda: self.problem.forward(self.x),
+        self.outs = leaves(self.evaluate("forward", lambda: self.problem.forward(self.x),
                                           primary=True))
         self._coarsest()
         if all(np.all(np.isfinite(o)) for o in self.outs if o.dtype.kind in "fc"):
@@ -285,23 +188,10 @@ class Session:
         return self._perturbed
 
     def natural(self, lin: str = "f") -> float:
-        """The problem's natural derivative scale, ``max(|f| / |x|, 1 / max(1, |x|))`` (over
-        ``|x|`` once more, when that is small, for the second-order maps G and K, times the
-        size of the cotangent or tangent they are linear in).
-
-        A rule computes its derivative from intermediate values on this scale: where the
-        derivative itself is tiny (``1 - tanh(x)**2`` at saturation, ``softmax - onehot`` for
-        a confident prediction) the rounding of those intermediates is what it loses, so
-        tolerances are never smaller than that rounding."""
-        out = max((float(np.max(np.abs(o), where=np.isfinite(o), initial=0.0))
-                   for o in self.outs if o.dtype.kind == "f"), default=0.0)
-        xi = max(top(self.x), float(np.finfo(np.float64).eps) ** 0.5)
-        scale = max(out / xi, 1.0 / max(1.0, xi))
-        if lin == "G":
-            scale *= max(1.0, 1.0 / xi) * max(1.0, top(self.direction("v", "outputs")))
-        elif lin == "K":
-            scale *= max(1.0, 1.0 / xi) * max(1.0, top(self.direction("s")))
-        return scale
+        """The problem's natural derivative scale for linearization ``lin`` (see
+        :func:`~gradcheck.checker.tolerances.natural_scale`)."""
+        linear_in = {"G": self.direction("v", "outputs"), "K": self.direction("s")}.get(lin)
+        return natural_scale(self.outs, self.x, linear_in)
 
     def counts(self) -> dict[str, int]:
         """Calls per path of the analytic problem and the float64 reference, plus the numeric
@@ -315,14 +205,3 @@ class Session:
         return dict(sorted(total.items()))
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else ""
-
-
-def _leaves(result: Any) -> list[np.ndarray]:
-    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], (bool, np.bool_)):
-        return [*_leaves(result[0]), np.asarray(result[1])]  # double_vjp: (arrays, read flag)
-    if isinstance(result, (list, tuple)):
-        return [leaf for r in result for leaf in _leaves(r)]
-    return [np.asarray(result)]

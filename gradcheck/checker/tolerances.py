@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "natural_scale",
     "NUMERIC_SAFETY", "NOISE_SAFETY", "ROUNDING_ULPS", "eps", "rounding", "conditioning", "Verdict",
     "Tolerances", "elementwise", "scalar",
 ]
@@ -170,3 +171,28 @@ def scalar(actual: float, expected: float, magnitude: float, tol: Tolerances,
     allowed = tol.relative * scale + float(tol.numeric_part(numeric_error)) + \
         NOISE_SAFETY * noise
     return Verdict(err, err / size if math.isfinite(size) else math.inf, allowed, None)
+
+
+def natural_scale(outs: Sequence[np.ndarray], x: Sequence[np.ndarray],
+                  linear_in: Sequence[np.ndarray] | None = None) -> float:
+    """A problem's natural derivative scale, ``max(|f| / |x|, 1 / max(1, |x|))`` (over
+    ``|x|`` once more, when that is small, for the second-order maps G and K, times the size
+    of the cotangent or tangent ``linear_in`` they are linear in).
+
+    A rule computes its derivative from intermediate values on this scale: where the
+    derivative itself is tiny (``1 - tanh(x)**2`` at saturation, ``softmax - onehot`` for a
+    confident prediction) the rounding of those intermediates is what it loses, so
+    tolerances are never smaller than that rounding."""
+    out = max((float(np.max(np.abs(o), where=np.isfinite(o), initial=0.0))
+               for o in outs if o.dtype.kind == "f"), default=0.0)
+    xi = max(_top(x), float(np.finfo(np.float64).eps) ** 0.5)
+    scale = max(out / xi, 1.0 / max(1.0, xi))
+    if linear_in is not None:
+        scale *= max(1.0, 1.0 / xi) * max(1.0, _top(linear_in))
+    return scale
+
+
+def _top(arrays: Sequence[Any]) -> float:
+    return max((float(np.max(np.abs(np.asarray(a, dtype=np.float64)),
+                             where=np.isfinite(np.asarray(a, dtype=np.float64)), initial=0.0))
+                for a in arrays), default=0.0)
