@@ -272,3 +272,8 @@ def test_broken_pipe_ends_the_run(cli: Cli) -> None:
     assert "broken pipe" in err and "Traceback" not in err
     assert not (cli.folder / "r.json").exists()
     assert _none_left(cli.token)
+
+
+def test_workers_die_with_a_killed_parent(cli: Cli) -> None:
+    code, _ = _ended_by(cli, lambda p: p.send_signal(signal.SIGKILL))
+    assert code == -signal.SIGKILL
