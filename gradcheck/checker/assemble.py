@@ -108,7 +108,7 @@ class Collector:
             column = o.side or o.reference
             if o.reference == STRUCTURE:
                 self.structural.setdefault((o.path, o.side), set()).add(o.kind or "")
-                if o.side and o.kind:
+                if o.kind:
                     self.notes.setdefault((o.path, o.side), o.message)
             elif (o.path, column) in self.pairs:
                 self.cells.setdefault((o.path, column), CellStats()).add(o)
@@ -140,8 +140,8 @@ class Collector:
             elif broken - {"unsupported"}:
                 bad = sorted(broken - {"unsupported"})
                 status = "error" if bad == ["error"] else "fail"
-                note = self.notes.get((path, side)) or self.notes.get(("forward", side)) or \
-                    f"{path} failed structurally: {', '.join(bad)}"
+                note = (self.notes.get((path, side)) or self.notes.get(("forward", side))
+                        if side else "") or f"{path} failed structurally: {', '.join(bad)}"
             v = stats.worst.verdict if stats.worst else None
             out.append(Cell(path, ref, status, v.max_abs_err if v else math.nan,
                             v.tolerance if v else math.nan, stats.examples, note))
