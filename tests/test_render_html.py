@@ -318,6 +318,7 @@ def test_detail_section_shows_findings_in_full(page: Node) -> None:
     finding = elu.find("article", "finding")
     assert "value_leak" in finding.text() and "double_vjp" in finding.text()
     assert "5.00e-01" in finding.text() and "1.00e-06" in finding.text()
+    assert "[0, 0]" in finding.text()  # the worst index as an index, [] for a 0-d value
     # Arrays print one row per line, so a counterexample reads as a matrix.
     assert "[-1.0, 0.5],\n" in finding.find("pre", "counterexample").text()
     assert elu.find_all("svg", "convergence")
