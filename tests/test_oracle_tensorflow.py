@@ -1,13 +1,15 @@
-"""The TensorFlow reference and the double-VJP audit, on the installed TensorFlow (2.21).
+"""The TensorFlow adapter, and gradcheck.check on TensorFlow functions: what TensorFlow's
+double-VJP does with the dummy cotangent, on the installed TensorFlow (2.21).
 
-The audit rows record what TensorFlow 2.21 actually does; the forward-mode thread reports
-TensorFlow 1.x behaviour (sin/cos/log needed a fed dummy, ELU leaked by value for x < 0,
-Cholesky needed the dummy).  A new TensorFlow that changes a row fails here on purpose.
+The observed rows (the checker's ``double_vjp`` against ``dummy``) record what TensorFlow
+2.21 actually does; the forward-mode thread reports TensorFlow 1.x behaviour (sin/cos/log
+needed a fed dummy, ELU leaked by value for x < 0, Cholesky needed the dummy).  A new
+TensorFlow that changes a row fails here on purpose.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,14 +17,17 @@ import numpy as np
 import pytest
 from oracle_cases import CASES, TOL, Case, check_case
 
-from gradcheck.oracles import Unsupported, audit_double_vjp, get_oracle
-from gradcheck.oracles.tensorflow import TensorFlowOracle
+import gradcheck
+from gradcheck.checker.report import Cell, Finding, Report
+from gradcheck.oracles import Unsupported, get_oracle
+from gradcheck.oracles.tensorflow import TensorFlowOracle, TensorFlowProblem
 from gradcheck.oracles.tf_dependence import trace_dependence
 
 pytestmark = pytest.mark.tensorflow
 
 X = np.array([-1.3, -0.4, 0.2, 0.9, 1.7])
 U = np.array([0.5, -1.0, 2.0, 0.25, -0.75])
+PATHS = ["vjp", "double_vjp"]
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +42,32 @@ def oracle() -> TensorFlowOracle:
 def tf(oracle: TensorFlowOracle) -> Any:
     # Through the oracle, so TensorFlow is imported with its logging quietened.
     return oracle.load()
+
+
+def _check(fn: Any, x: np.ndarray, **options: Any) -> Report:
+    """gradcheck.check on a TensorFlow function at ``x``: the VJP and the double-VJP against
+    the numeric derivative, their identities, and the dummy-leak check."""
+    options.setdefault("examples", 2)
+    return gradcheck.check(fn, inputs=[x], paths=PATHS, references=["numeric", "self"],
+                           **options)
+
+
+def _found(report: Report, kind: str, path: str, reference: str | None = None) -> Finding:
+    """The one finding of ``kind`` on ``path`` (against ``reference``)."""
+    found = [f for f in report.findings if f.kind == kind and f.path == path
+             and reference in (None, f.reference)]
+    assert len(found) == 1, [(f.kind, f.path, f.reference) for f in report.findings]
+    return found[0]
+
+
+def _kinds(report: Report) -> set[str]:
+    return {f.kind for f in report.findings}
+
+
+def _cell(report: Report, path: str, reference: str) -> Cell:
+    cell = report.cell(path, reference)
+    assert cell is not None, (path, reference)
+    return cell
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -61,9 +92,15 @@ def test_softsign_has_no_second_order_gradient(oracle: TensorFlowOracle, tf: Any
     ):
         with pytest.raises(Unsupported, match=r"SoftsignGrad"):
             path()
-    audit = audit_double_vjp(tf.nn.softsign, args, 0, tangents)
-    assert "No gradient defined for operation" in str(audit.unsupported)
-    assert audit.dependence is None and audit.value_leak is None
+    # The checker: the double-VJP is unsupported in TensorFlow's own words, so no leak
+    # verdict (neither by value nor by dependence) is given; the VJP keeps its verdict.
+    report = _check(tf.nn.softsign, X, examples=1)
+    unsupported = _found(report, "unsupported", "double_vjp")
+    assert "No gradient defined for operation" in unsupported.message
+    assert "SoftsignGrad" in unsupported.details["reason"]
+    assert _cell(report, "double_vjp", "dummy").status == "unsupported"
+    assert not _kinds(report) & {"value_leak", "dependence_leak"}
+    assert _cell(report, "vjp", "numeric").status == "pass"
 
 
 def test_tuple_outputs(oracle: TensorFlowOracle, tf: Any) -> None:
@@ -111,67 +148,74 @@ class Observed:
     """What TensorFlow 2.21's double-VJP does for one op (see the module docstring)."""
 
     name: str
-    op: str  # attribute path under tf
+    fn: Callable[[Any], Callable[..., Any]]  # the function, built from the tf module
     x: np.ndarray
     dependence: str
     reason: str
+
+
+def _symmetric_cholesky(tf: Any) -> Callable[..., Any]:
+    # Cholesky's gradient assumes a symmetric tangent and the checker draws any tangent, so
+    # the input is symmetrized first (transpose and add have linear gradients that read no
+    # dummy: the row still observes Cholesky's own second-order rule).
+    return lambda a: tf.linalg.cholesky((a + tf.linalg.matrix_transpose(a)) / 2)
 
 
 _SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
 OBSERVED = [
     Observed(
         "sin",
-        "sin",
+        lambda tf: tf.sin,
         X,
         "control",
         "_SinGrad runs cos(x) under a control dependency on the upstream gradient",
     ),
-    Observed("cos", "cos", X, "control", "same pattern as sin"),
-    Observed("log", "math.log", np.abs(X), "control", "reciprocal(x) under the control dep"),
-    Observed("square", "square", X, "control", "2*x under the control dependency"),
-    Observed("tanh", "tanh", X, "none", "TanhGrad's gradient is linear in the dummy"),
-    Observed("sigmoid", "sigmoid", X, "none", "SigmoidGrad's gradient is linear"),
-    Observed("elu", "nn.elu", X, "none", "the TF 1.x value leak for x < 0 is fixed"),
-    Observed("cholesky", "linalg.cholesky", _SPD, "none", "no longer needs the dummy"),
+    Observed("cos", lambda tf: tf.cos, X, "control", "same pattern as sin"),
+    Observed("log", lambda tf: tf.math.log, np.abs(X), "control",
+             "reciprocal(x) under the control dep"),
+    Observed("square", lambda tf: tf.square, X, "control", "2*x under the control dependency"),
+    Observed("tanh", lambda tf: tf.tanh, X, "none", "TanhGrad's gradient is linear in the dummy"),
+    Observed("sigmoid", lambda tf: tf.sigmoid, X, "none", "SigmoidGrad's gradient is linear"),
+    Observed("elu", lambda tf: tf.nn.elu, X, "none", "the TF 1.x value leak for x < 0 is fixed"),
+    Observed("cholesky", _symmetric_cholesky, _SPD, "none", "no longer needs the dummy"),
 ]
-
-
-def _resolve(tf: Any, path: str) -> Any:
-    for part in path.split("."):
-        tf = getattr(tf, part)
-    return tf
-
-
-def _numeric_jvp(fn: Any, x: np.ndarray, u: np.ndarray) -> np.ndarray:
-    step = 1e-6
-    return (np.asarray(fn(x + step * u)) - np.asarray(fn(x - step * u))) / (2 * step)
 
 
 @pytest.mark.parametrize("row", OBSERVED, ids=lambda r: r.name)
 def test_observed_double_vjp_behaviour(tf: Any, row: Observed) -> None:
-    fn = _resolve(tf, row.op)
-    # Cholesky's tangent is symmetric, as its gradient assumes.
-    u = np.ones_like(row.x) if row.x.ndim == 1 else np.eye(3) + 0.1
-    audit = audit_double_vjp(fn, [row.x], 0, [u], reference=_numeric_jvp(fn, row.x, u))
-    assert audit.unsupported is None
-    assert audit.dependence == row.dependence, row.reason
-    assert audit.needs_feed is (row.dependence != "none")
-    assert audit.value_leak is False and audit.max_leak == 0.0
-    assert audit.vjp_linear is True
-    assert audit.reference_error is not None
-    assert max(audit.reference_error.values()) < 1e-7
-    if row.dependence == "control":
-        assert audit.dependence_path[0].endswith("(Placeholder)")
-        assert any(step.startswith("control:") for step in audit.dependence_path)
-        assert "must feed a value for placeholder tensor 'v0'" in str(audit.feed_error)
+    report = _check(row.fn(tf), row.x)
+    assert "unsupported" not in _kinds(report)
+    # no value leak: every dummy gives exactly the result of dummy zeros
+    assert "value_leak" not in _kinds(report)
+    assert _cell(report, "double_vjp", "dummy").max_abs_err == 0.0
+    # the VJP is linear in its cotangent, and the double-VJP is the numeric JVP
+    assert _cell(report, "vjp", "linearity").status == "pass"
+    numeric = _cell(report, "double_vjp", "numeric")
+    assert numeric.status == "pass" and numeric.max_abs_err < 1e-7
+    if row.dependence == "none":
+        # the graph never reaches the dummy's placeholder: nothing would have to be fed
+        assert "dependence_leak" not in _kinds(report), row.reason
+        assert _cell(report, "double_vjp", "dummy").status == "pass"
+        return
+    leak = _found(report, "dependence_leak", "double_vjp", "dummy")
+    assert leak.details["dependence"] == row.dependence, row.reason
+    assert _cell(report, "double_vjp", "dummy").status == "warn"
+    path = leak.details["dependence_path"]
+    assert path[0].endswith("(Placeholder)")
+    assert any(step.startswith("control:") for step in path)
+    # TensorFlow itself refuses to run the graph without a value for the dummy
+    assert "must feed a value for placeholder tensor 'v0'" in leak.details["feed_error"]
 
 
-def test_sin_audit_gives_the_jvp_and_is_deterministic(tf: Any) -> None:
-    first = audit_double_vjp(tf.sin, [X], 0, [U], seed=3)
-    again = audit_double_vjp(tf.sin, [X], 0, [U], seed=3)
-    np.testing.assert_allclose(np.asarray(first.jvp), U * np.cos(X), **TOL)
-    assert json.dumps(first.to_dict()) == json.dumps(again.to_dict())
-    assert first.dependence_leak and first.leaks
+def test_sin_check_gives_the_jvp_and_is_deterministic(oracle: TensorFlowOracle,
+                                                      tf: Any) -> None:
+    first = _check(tf.sin, X, seed=3)
+    again = _check(tf.sin, X, seed=3)
+    assert first.to_json() == again.to_json()
+    assert _cell(first, "double_vjp", "numeric").status == "pass"
+    np.testing.assert_allclose(oracle.double_vjp(tf.sin, [X], 0, [U], np.ones_like(X)),
+                               U * np.cos(X), **TOL)
+    assert _found(first, "dependence_leak", "double_vjp", "dummy") in first.warnings
 
 
 def _custom(tf: Any, grad_of: Any) -> Any:
@@ -184,29 +228,47 @@ def _custom(tf: Any, grad_of: Any) -> Any:
     return custom_sin
 
 
-def test_custom_gradient_nonlinear_in_upstream_leaks_by_value(tf: Any) -> None:
+def test_custom_gradient_nonlinear_in_upstream_leaks_by_value(oracle: TensorFlowOracle,
+                                                              tf: Any) -> None:
     fn = _custom(tf, lambda dy, x: dy * dy * tf.cos(x))
-    audit = audit_double_vjp(fn, [X], 0, [U], reference=U * np.cos(X))
-    assert audit.value_leak is True
-    # d/dv <v*v*cos(x), u> = 2 v u cos(x): zero at v=0, 2000x the size at the large dummy.
-    np.testing.assert_allclose(audit.results["zeros"], np.zeros_like(X), **TOL)
-    np.testing.assert_allclose(audit.results["ones"], 2 * U * np.cos(X), **TOL)
-    assert audit.max_leak > 1e2
-    pairs = {(a, b): diff for a, b, diff in audit.leak_pairs}
-    assert pairs[("zeros", "ones")] == pytest.approx(np.max(np.abs(2 * U * np.cos(X))))
-    assert audit.dependence == "data" and audit.needs_feed is True
-    assert audit.vjp_linear is False
+    report = _check(fn, X)
+    leak = _found(report, "value_leak", "double_vjp", "dummy")
+    assert leak in report.failures and leak.ratio > 1e6
+    # d/dv <v*v*cos(x), u> = 2 v u cos(x): zero at the checker's primary dummy (zeros), so
+    # the double-VJP contradicts the numeric JVP there
+    wrong = _found(report, "mismatch", "double_vjp", "numeric")
+    assert wrong.counterexample["dummy"] == [np.zeros_like(X).tolist()]
+    # the same values through the adapter: 0 at dummy zeros, 2 u cos(x) at dummy ones,
+    # 2000x that at a dummy of 1e3
+    zeros = oracle.double_vjp(fn, [X], 0, [U], np.zeros_like(X))
+    ones = oracle.double_vjp(fn, [X], 0, [U], np.ones_like(X))
+    large = oracle.double_vjp(fn, [X], 0, [U], 1e3 * np.ones_like(X))
+    np.testing.assert_allclose(zeros, np.zeros_like(X), **TOL)
+    np.testing.assert_allclose(ones, 2 * U * np.cos(X), **TOL)
+    assert np.max(np.abs(ones - zeros)) == pytest.approx(np.max(np.abs(2 * U * np.cos(X))))
+    assert np.max(np.abs(large - zeros)) > 1e2
+    # a value leak reads the dummy's data, and TensorFlow needs it fed
+    problem = TensorFlowProblem(fn, [X], [0], "custom_sin")
+    problem.double_vjp([X], [U], [np.ones_like(X)])
+    details = problem.dependence_details()
+    assert details["dependence"] == "data" and "must feed" in details["feed_error"]
+    # and the first-order VJP is not linear in its cotangent
+    assert _found(report, "nonlinear", "vjp", "linearity") in report.failures
 
 
-def test_custom_gradient_affine_in_upstream_is_caught_by_linearity_not_value(tf: Any) -> None:
+def test_custom_gradient_affine_in_upstream_is_caught_by_linearity_not_value(
+        oracle: TensorFlowOracle, tf: Any) -> None:
     # dy + 1 is affine: its derivative in dy does not depend on dy, so no value leak (and the
     # double-VJP is even right); only the linearity check of the VJP itself catches it.
     fn = _custom(tf, lambda dy, x: dy * tf.cos(x) + 1.0)
-    audit = audit_double_vjp(fn, [X], 0, [U], reference=U * np.cos(X))
-    assert audit.value_leak is False and audit.dependence == "none"
-    assert audit.vjp_linear is False and audit.vjp_linearity_error > 0.1
-    assert audit.reference_error is not None
-    assert max(audit.reference_error.values()) < 1e-12
+    report = _check(fn, X)
+    assert not _kinds(report) & {"value_leak", "dependence_leak"}
+    assert _cell(report, "double_vjp", "dummy").status == "pass"
+    nonlinear = _found(report, "nonlinear", "vjp", "linearity")
+    assert nonlinear.details["property"] == "zero" and nonlinear.max_abs_err > 0.1
+    assert _cell(report, "double_vjp", "numeric").status == "pass"
+    np.testing.assert_allclose(oracle.double_vjp(fn, [X], 0, [U], np.ones_like(X)),
+                               U * np.cos(X), **TOL)
 
 
 def test_forward_mode_ignores_a_custom_gradient(oracle: TensorFlowOracle, tf: Any) -> None:
@@ -220,16 +282,21 @@ def test_forward_mode_ignores_a_custom_gradient(oracle: TensorFlowOracle, tf: An
     np.testing.assert_allclose(oracle.jvp(fn, [X], 0, [U]), U * np.cos(X), **TOL)
 
 
-def test_custom_gradient_reading_the_dummys_size_is_a_shape_dependence(tf: Any) -> None:
+def test_custom_gradient_reading_the_dummys_size_is_a_shape_dependence(
+        oracle: TensorFlowOracle, tf: Any) -> None:
     # raw_ops.Size keeps a real Size op (tf.size would fold the static size to a constant).
     fn = _custom(
         tf, lambda dy, x: dy * tf.cos(x) * tf.cast(tf.raw_ops.Size(input=dy), tf.float64) / X.size
     )
-    audit = audit_double_vjp(fn, [X], 0, [U])
-    assert audit.dependence == "shape"
-    assert any(step.startswith("shape:") and "(Size)" in step for step in audit.dependence_path)
-    assert audit.value_leak is False
-    np.testing.assert_allclose(np.asarray(audit.jvp), U * np.cos(X), **TOL)
+    report = _check(fn, X)
+    leak = _found(report, "dependence_leak", "double_vjp", "dummy")
+    assert leak.details["dependence"] == "shape"
+    assert any(step.startswith("shape:") and "(Size)" in step
+               for step in leak.details["dependence_path"])
+    assert "value_leak" not in _kinds(report)
+    assert _cell(report, "double_vjp", "numeric").status == "pass"
+    np.testing.assert_allclose(oracle.double_vjp(fn, [X], 0, [U], np.ones_like(X)),
+                               U * np.cos(X), **TOL)
 
 
 def test_dependence_walk_on_a_hand_built_graph(tf: Any) -> None:
@@ -252,15 +319,18 @@ def test_dependence_walk_on_a_hand_built_graph(tf: Any) -> None:
     assert path[0] == "v (Placeholder)" and path[-1].startswith("control: ")
 
 
-def test_cumulative_logsumexp_double_vjp_is_nan_at_a_zero_dummy(tf: Any) -> None:
+def test_cumulative_logsumexp_double_vjp_is_nan_at_a_zero_dummy(oracle: TensorFlowOracle,
+                                                                 tf: Any) -> None:
     # TensorFlow 2.21's _CumulativeLogsumexpGrad takes the log of the upstream gradient: the
     # first-order VJP is right, but its derivative in the dummy is nan where the dummy is 0.
     def fn(x: Any) -> Any:
         return tf.math.cumulative_logsumexp(x, axis=0)
 
-    audit = audit_double_vjp(fn, [np.array([0.3, -1.0, 2.0])], 0, [np.ones(3)])
-    assert audit.value_leak is True
-    assert np.isnan(np.asarray(audit.results["zeros"])).all()
-    assert np.isfinite(np.asarray(audit.results["ones"])).all()
-    assert ("zeros", "ones", float("inf")) in audit.leak_pairs
-    assert audit.tolerance < 1e-8  # the nan does not widen the tolerance
+    x = np.array([0.3, -1.0, 2.0])
+    report = _check(fn, x)
+    assert _cell(report, "vjp", "numeric").status == "pass"
+    leak = _found(report, "value_leak", "double_vjp", "dummy")
+    assert leak.max_abs_err == float("inf")  # finite at another dummy, nan at zeros
+    assert leak.tolerance < 1e-8  # the nan does not widen the tolerance
+    assert np.isnan(oracle.double_vjp(fn, [x], 0, [np.ones(3)], np.zeros(3))).all()
+    assert np.isfinite(oracle.double_vjp(fn, [x], 0, [np.ones(3)], np.ones(3))).all()

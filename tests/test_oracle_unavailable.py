@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 
+import gradcheck
 from gradcheck.oracles import (
     REFERENCE_NAMES,
     Unavailable,
@@ -49,13 +50,19 @@ def test_available_references_lists_every_status(monkeypatch: pytest.MonkeyPatch
         assert status is not None and f"gradcheck[{name}]" in status
 
 
-def test_tensorflow_audit_is_unavailable_without_tensorflow(
+def test_tensorflow_reference_is_unavailable_without_tensorflow(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from gradcheck.oracles import audit_double_vjp
-
+    # TensorFlow's double-VJP (and its leak verdicts) through the checker: every path of the
+    # tensorflow reference is an "unavailable" cell with the install hint, the rest is checked.
     monkeypatch.setitem(sys.modules, "tensorflow", None)
-    with pytest.raises(Unavailable, match=r"pip install gradcheck\[tensorflow\]"):
-        audit_double_vjp(_identity, [np.ones(2)], 0, [np.ones(2)])
+    report = gradcheck.check("sin", references=["numeric", "tensorflow"], examples=1,
+                             paths=["vjp", "double_vjp"])
+    for path in ("vjp", "double_vjp"):
+        cell = report.cell(path, "tensorflow")
+        assert cell is not None and cell.status == "unavailable"
+        assert "pip install gradcheck[tensorflow]" in cell.note
+    assert report.cell("double_vjp", "numeric").status == "pass"  # type: ignore[union-attr]
+    assert report.passed
 
 
 def test_unknown_reference_names_the_known_ones() -> None:
@@ -66,8 +73,8 @@ def test_unknown_reference_names_the_known_ones() -> None:
 
 def test_importing_gradcheck_oracles_imports_no_framework() -> None:
     # A fresh interpreter: this test process may already hold TensorFlow from other tests.
-    code = ("import sys, gradcheck.oracles, gradcheck.oracles.tf_audit, "
-            "gradcheck.oracles.autograd; "
+    code = ("import sys, gradcheck.oracles, gradcheck.oracles.tensorflow, "
+            "gradcheck.oracles.autograd, gradcheck.oracles.targets; "
             "loaded = {'tensorflow', 'autograd'} & set(sys.modules); "
             "assert not loaded, loaded")
     subprocess.run([sys.executable, "-c", code], check=True)

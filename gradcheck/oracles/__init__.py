@@ -1,8 +1,10 @@
 """External references for gradcheck: autograd and TensorFlow computing the same paths.
 
-Each framework has one adapter: an :class:`Oracle` (its lazy import and status; a missing
-framework says how to install it), a Problem that computes the checker's paths with the
-framework, and an :class:`EquivalentReference` through which the checker runs a registry op's
+Each framework has one adapter module (:mod:`.autograd`, :mod:`.tensorflow`): a Problem that
+computes the checker's paths with the framework, an :class:`Oracle` (its lazy import and
+status, a missing framework saying how to install it, and a functional
+``vjp``/``jvp``/``double_vjp``/``hvp`` that runs the same Problem), and an
+:class:`EquivalentReference` through which the checker runs a registry op's
 declared equivalent (``equivalents=`` with the op) as one more problem at the same example,
 checked by the same code (see :mod:`gradcheck.checker.references`).  The composition root
 (``gradcheck/__init__.py``) plugs the references in by name; importing this package imports
@@ -30,18 +32,15 @@ from gradcheck.oracles.base import (
 )
 from gradcheck.oracles.equivalents import equivalence, has_equivalent, ops_with_equivalents
 from gradcheck.oracles.inputs import Output
-from gradcheck.oracles.tf_audit import DoubleVjpAudit, audit_double_vjp
 
 __all__ = [
     "EquivalentReference",
     "REFERENCE_NAMES",
-    "DoubleVjpAudit",
     "NoEquivalent",
     "Oracle",
     "Output",
     "Unavailable",
     "Unsupported",
-    "audit_double_vjp",
     "available_references",
     "equivalence",
     "framework_target",

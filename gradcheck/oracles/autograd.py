@@ -1,28 +1,158 @@
 """autograd (HIPS/autograd) as a reference: ``fn`` is written with ``autograd.numpy``.
 
-Paths: reverse mode with ``make_vjp``; autograd's own forward mode with ``make_jvp`` (an
-independent set of rules, so a real check of gradcheck's JVPs); the double-VJP as the VJP
-of the VJP with respect to its cotangent; the HVP as grad-of-grad.
+One adapter: :class:`AutogradProblem` computes the checker's paths with autograd itself, in
+the inputs' dtype; :class:`AutogradOracle` (the lazy import, its status, and the functional
+``vjp``/``jvp``/``double_vjp``/``hvp`` on ``fn, args, argnums``) and
+:class:`AutogradReference` (an op's declared ``"autograd"`` or ``"numpy"`` equivalent as a
+reference of the checker) both run it.
+
+``vjp``          ``make_vjp``
+``jvp``          ``make_jvp`` (autograd's own forward rules, independent of its reverse ones,
+                 so a real check of gradcheck's JVPs; missing ones are unsupported)
+``double_vjp``   the VJP of the VJP with respect to its cotangent, at the dummy
+``hvp_fwd_rev``  ``make_jvp`` of ``(x, v) -> J(x)^T v``
+``hvp_rev_rev``  ``make_vjp`` of ``(x, v) -> J(x)^T v``
+``hvp_rev_fwd``  ``make_vjp`` of ``(x, u) -> J(x) u``
 
 autograd has no forward rule for some functions (most of ``numpy.linalg``: ``det``, ``inv``,
 ``cholesky``, ...) and no reverse rule for a few argument combinations; it raises
-``NotImplementedError`` and the oracle turns that into :class:`Unsupported` with autograd's
-own reason, rather than falling back to another path.
+``NotImplementedError``, which becomes :class:`Unsupported` with autograd's own reason rather
+than a fall-back to another path.  autograd has no record of which values a result was
+computed from, so ``double_vjp`` returns None for that flag (a value leak is still found by
+comparing dummies).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from gradcheck.oracles.autograd_problem import autograd_errors, autograd_module
-from gradcheck.oracles.base import EquivalentReference, Oracle
-from gradcheck.oracles.inputs import Call, Output, pack_output, per_output
+from gradcheck.oracles.base import EquivalentReference, Oracle, Unsupported
+from gradcheck.oracles.inputs import Call
 
-__all__ = ["AutogradOracle", "AutogradReference"]
+__all__ = ["AutogradOracle", "AutogradProblem", "AutogradReference", "autograd_errors",
+           "autograd_module"]
+
+Arrays = list[np.ndarray]
+
+
+def autograd_module() -> Any:
+    """The ``autograd`` module with the submodules the paths use."""
+    import autograd
+    import autograd.builtins  # noqa: F401  (tuple outputs)
+    import autograd.numpy  # noqa: F401  (the equivalents' namespace)
+
+    return autograd
+
+
+@contextmanager
+def autograd_errors(name: str, path: str) -> Iterator[None]:
+    """Turn autograd's missing-rule errors into Unsupported; silence its constant warning."""
+    with warnings.catch_warnings():
+        # A function constant in its argnums has a zero derivative: a result, not a problem.
+        warnings.filterwarnings("ignore", message="Output seems independent of input",
+                                category=UserWarning)
+        try:
+            yield
+        except NotImplementedError as error:
+            # autograd re-raises some failures as a bare NotImplementedError "from" the cause.
+            reason = str(error) or repr(error.__cause__)
+            raise Unsupported(f"autograd has no {path} rule for {name}: {reason}") from error
+
+
+class AutogradProblem:
+    """``fn(*args)`` written with ``autograd.numpy``; ``positions`` are differentiated."""
+
+    def __init__(self, fn: Callable[..., Any], args: Sequence[Any], positions: Sequence[int],
+                 name: str) -> None:
+        self.ag = autograd_module()
+        self.fn, self.name = fn, name
+        self.args = list(args)
+        self.positions = tuple(positions)
+        self.primals: Arrays = [np.asarray(self.args[i]) for i in self.positions]
+        self.counts: Counter[str] = Counter()
+        #: Whether ``fn`` returned a tuple (known after its first call).
+        self.returns_tuple = False
+
+    def _f(self, primals: Sequence[Any]) -> Any:
+        """The outputs as an autograd tuple (boxes flow through it)."""
+        full: list[Any] = list(self.args)
+        for i, p in zip(self.positions, primals, strict=True):
+            full[i] = p
+        out = self.fn(*full)
+        self.returns_tuple = isinstance(out, (tuple, list))
+        outs = tuple(out) if self.returns_tuple else (out,)
+        return self.ag.builtins.tuple(outs)
+
+    def _g(self, xs: Any, vs: Any) -> Any:
+        """``J(x)^T v``, differentiable in x and v."""
+        pull, _ = self.ag.make_vjp(self._f)(tuple(xs))
+        return pull(self.ag.builtins.tuple(tuple(vs)))
+
+    def _k(self, xs: Any, us: Any) -> Any:
+        """``J(x) u``, differentiable in x and u."""
+        _, tangent = self.ag.make_jvp(self._f)(tuple(xs))(tuple(us))
+        return tangent
+
+    @staticmethod
+    def _arrays(values: Any) -> Arrays:
+        return [np.asarray(v) for v in values]
+
+    def forward(self, primals: Sequence[Any]) -> Arrays:
+        self.counts["forward"] += 1
+        return self._arrays(self._f(list(primals)))
+
+    def vjp(self, primals: Sequence[Any], cotangents: Sequence[Any]) -> Arrays:
+        self.counts["vjp"] += 1
+        with autograd_errors(self.name, "reverse-mode"):
+            return self._arrays(self._g(primals, cotangents))
+
+    def jvp(self, primals: Sequence[Any], tangents: Sequence[Any]) -> Arrays:
+        self.counts["jvp"] += 1
+        with autograd_errors(self.name, "forward-mode"):
+            return self._arrays(self._k(primals, tangents))
+
+    def double_vjp(self, primals: Sequence[Any], tangents: Sequence[Any],
+                   dummies: Sequence[Any]) -> tuple[Arrays, None]:
+        self.counts["double_vjp"] += 1
+        with autograd_errors(self.name, "reverse-mode"):
+            # J^T v is written in autograd primitives, so it is differentiable in v.
+            transpose, _ = self.ag.make_vjp(lambda v: self._g(primals, v))(tuple(dummies))
+            return self._arrays(transpose(self.ag.builtins.tuple(tuple(tangents)))), None
+
+    def hvp_fwd_rev(self, primals: Sequence[Any], cotangents: Sequence[Any],
+                    tangents: Sequence[Any], cotangent_tangents: Sequence[Any]) -> Arrays:
+        self.counts["hvp_fwd_rev"] += 1
+        n = len(primals)
+        with autograd_errors(self.name, "forward-mode"):
+            joint = lambda z: self._g(z[:n], z[n:])  # noqa: E731
+            _, out = self.ag.make_jvp(joint)((*primals, *cotangents))(
+                (*tangents, *cotangent_tangents))
+        return self._arrays(out)
+
+    def hvp_rev_rev(self, primals: Sequence[Any], cotangents: Sequence[Any],
+                    second: Sequence[Any]) -> tuple[Arrays, Arrays]:
+        self.counts["hvp_rev_rev"] += 1
+        n = len(primals)
+        with autograd_errors(self.name, "second-order"):
+            pull, _ = self.ag.make_vjp(lambda z: self._g(z[:n], z[n:]))((*primals, *cotangents))
+            res = self._arrays(pull(self.ag.builtins.tuple(tuple(second))))
+        return res[:n], res[n:]
+
+    def hvp_rev_fwd(self, primals: Sequence[Any], tangents: Sequence[Any],
+                    cotangents: Sequence[Any]) -> tuple[Arrays, Arrays]:
+        self.counts["hvp_rev_fwd"] += 1
+        n = len(primals)
+        with autograd_errors(self.name, "forward-mode"):
+            pull, _ = self.ag.make_vjp(lambda z: self._k(z[:n], z[n:]))((*primals, *tangents))
+            res = self._arrays(pull(self.ag.builtins.tuple(tuple(cotangents))))
+        return res[:n], res[n:]
 
 
 class AutogradOracle(Oracle):
@@ -32,81 +162,11 @@ class AutogradOracle(Oracle):
     extra = "autograd"
 
     def _import(self) -> ModuleType:
-        return autograd_module()
+        module: ModuleType = autograd_module()
+        return module
 
-    def _packed(self, call: Call) -> Callable[[tuple[Any, ...]], Any]:
-        """``fn`` as a function of the tuple of differentiable arguments (autograd's container)."""
-        ag = self.load()
-
-        def packed(primals: tuple[Any, ...]) -> Any:
-            out = call.fn(*call.substitute(primals))
-            if isinstance(out, (tuple, list)):
-                return ag.builtins.tuple(tuple(out))
-            return out
-
-        return packed
-
-    def _forward(self, call: Call) -> tuple[list[tuple[int, ...]], bool]:
-        """Output shapes of ``fn`` at ``args`` and whether it returns a tuple."""
-        out = call.fn(*call.args)
-        is_tuple = isinstance(out, (tuple, list))
-        outs = list(out) if is_tuple else [out]
-        return [np.shape(o) for o in outs], is_tuple
-
-    def _forward_value(self, call: Call) -> Output:
-        self.load()
-        out = call.fn(*call.args)
-        is_tuple = isinstance(out, (tuple, list))
-        return pack_output([np.asarray(o) for o in (out if is_tuple else [out])], is_tuple)
-
-    def _vjp(self, call: Call, cotangent: Any) -> list[np.ndarray]:
-        ag = self.load()
-        with autograd_errors(call.name, "reverse-mode"):
-            vjp_fn, out = ag.make_vjp(self._packed(call))(tuple(call.primals))
-            is_tuple = isinstance(out, tuple)
-            shapes = [np.shape(o) for o in out] if is_tuple else [np.shape(out)]
-            cts = per_output(call, "cotangent", cotangent, shapes, is_tuple)
-            grads = vjp_fn(tuple(cts) if is_tuple else cts[0])
-        return [np.asarray(g, dtype=np.float64) for g in grads]
-
-    def _jvp(self, call: Call, tangents: list[np.ndarray]) -> Output:
-        ag = self.load()
-        with autograd_errors(call.name, "forward-mode"):
-            out, jvp = ag.make_jvp(self._packed(call))(tuple(call.primals))(tuple(tangents))
-        is_tuple = isinstance(out, tuple)
-        return pack_output(list(jvp) if is_tuple else [jvp], is_tuple)
-
-    def _double_vjp(self, call: Call, tangents: list[np.ndarray], dummy: Any) -> Output:
-        ag = self.load()
-        with autograd_errors(call.name, "reverse-mode"):
-            vjp_fn, out = ag.make_vjp(self._packed(call))(tuple(call.primals))
-            is_tuple = isinstance(out, tuple)
-            shapes = [np.shape(o) for o in out] if is_tuple else [np.shape(out)]
-            dummies = per_output(call, "dummy", dummy, shapes, is_tuple)
-            # vjp_fn is written in autograd primitives, so it is differentiable in the cotangent.
-            transpose, _ = ag.make_vjp(vjp_fn)(tuple(dummies) if is_tuple else dummies[0])
-            jvp = transpose(tuple(tangents))
-        return pack_output(list(jvp) if is_tuple else [jvp], is_tuple)
-
-    def _hvp(self, call: Call, tangents: list[np.ndarray], cotangent: Any) -> list[np.ndarray]:
-        ag = self.load()
-        shapes, is_tuple = self._forward(call)
-        cts = per_output(call, "cotangent", cotangent, shapes, is_tuple)
-
-        def weighted(primals: tuple[Any, ...]) -> Any:
-            out = call.fn(*call.substitute(primals))
-            outs = list(out) if is_tuple else [out]
-            return sum(ag.numpy.sum(c * o) for c, o in zip(cts, outs, strict=True))
-
-        gradient = ag.grad(weighted)
-
-        def along(primals: tuple[Any, ...]) -> Any:
-            return sum(ag.numpy.sum(g * t)
-                       for g, t in zip(gradient(primals), tangents, strict=True))
-
-        with autograd_errors(call.name, "second-order"):
-            hvp = ag.grad(along)(tuple(call.primals))
-        return [np.asarray(h, dtype=np.float64) for h in hvp]
+    def problem(self, call: Call) -> AutogradProblem:
+        return AutogradProblem(call.fn, call.args, call.argnums, call.name)
 
 
 class AutogradReference(EquivalentReference):
@@ -118,9 +178,8 @@ class AutogradReference(EquivalentReference):
     def oracle(self) -> Oracle:
         return AutogradOracle()
 
-    def problem(self, fn: Callable[..., Any], args: Any, positions: Any, name: str) -> Any:
-        from gradcheck.oracles.autograd_problem import AutogradProblem
-
+    def problem(self, fn: Callable[..., Any], args: Any, positions: Any,
+                name: str) -> AutogradProblem:
         return AutogradProblem(fn, args, positions, name)
 
     def namespace(self, module: ModuleType) -> Any:

@@ -5,8 +5,9 @@ the four derivative paths gradcheck checks: reverse mode (``vjp``), forward mode
 the double-VJP JVP (``double_vjp``: the VJP taken at a dummy cotangent, differentiated again
 with respect to that dummy) and second order (``hvp``).
 
-The public methods validate their inputs the same way for every framework and then call
-the framework hooks (``_vjp``, ``_jvp``, ...), which receive a checked :class:`~.inputs.Call`.
+The public methods validate their inputs the same way for every framework and then run the
+framework's Problem (the adapter the checker evaluates, built by :meth:`Oracle.problem` from
+a checked :class:`~.inputs.Call`), so each framework's derivative code exists once.
 A framework that cannot be imported makes ``status()`` return a sentence that says how to
 install it, and every method raise :class:`Unavailable`; importing gradcheck never needs it.
 """
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker.references import Unsupported as _CheckerUnsupported
-from gradcheck.oracles.inputs import Call, Output, make_call, tangents_for
+from gradcheck.oracles.inputs import Call, Output, make_call, pack_output, per_output, tangents_for
 
 __all__ = ["Unsupported", "Unavailable", "NoEquivalent", "Oracle", "EquivalentReference",
            "unavailable_status"]
@@ -98,24 +99,40 @@ class Oracle(abc.ABC):
         if status is not None:
             raise Unavailable(f"{self.name}: {status}")
 
+    @abc.abstractmethod
+    def problem(self, call: Call) -> Any:
+        """The framework's Problem (the checker's adapter) for the checked ``call``."""
+
+    def _bound(self, fn: Callable[..., Any], args: Sequence[Any],
+               argnums: int | Sequence[int]) -> tuple[Call, Any, list[tuple[int, ...]], bool]:
+        """The checked call, its Problem, the output shapes and whether ``fn`` returns a tuple.
+
+        Every method below is the Problem's path with the caller's arguments checked and its
+        per-output results packed, so each framework's derivative code exists once."""
+        self.ensure_available()
+        call = make_call(fn, args, argnums)
+        problem = self.problem(call)
+        outs = problem.forward(problem.primals)
+        return call, problem, [np.shape(o) for o in outs], problem.returns_tuple
+
     def forward(self, fn: Callable[..., Any], args: Sequence[Any],
                 argnums: int | Sequence[int]) -> Output:
         """The value of ``fn`` at ``args`` (float64), as the framework computes it."""
-        self.ensure_available()
-        return self._forward_value(make_call(fn, args, argnums))
+        _, problem, _, is_tuple = self._bound(fn, args, argnums)
+        return pack_output(problem.forward(problem.primals), is_tuple)
 
     def vjp(self, fn: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[int],
             cotangent: Any) -> list[np.ndarray]:
         """Reverse mode: ``cotangent`` pulled back through ``fn``, one array per argnum."""
-        self.ensure_available()
-        return self._vjp(make_call(fn, args, argnums), cotangent)
+        call, problem, shapes, is_tuple = self._bound(fn, args, argnums)
+        cts = per_output(call, "cotangent", cotangent, shapes, is_tuple)
+        return _float64(problem.vjp(problem.primals, cts))
 
     def jvp(self, fn: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[int],
             tangents: Sequence[Any]) -> Output:
         """Forward mode: ``tangents`` pushed forward through ``fn`` (shaped like the output)."""
-        self.ensure_available()
-        call = make_call(fn, args, argnums)
-        return self._jvp(call, tangents_for(call, tangents))
+        call, problem, _, is_tuple = self._bound(fn, args, argnums)
+        return pack_output(problem.jvp(problem.primals, tangents_for(call, tangents)), is_tuple)
 
     def double_vjp(self, fn: Callable[..., Any], args: Sequence[Any],
                    argnums: int | Sequence[int], tangents: Sequence[Any], dummy: Any) -> Output:
@@ -123,42 +140,29 @@ class Oracle(abc.ABC):
 
         Mathematically the result does not depend on ``dummy`` (the VJP is linear in its
         cotangent); a framework whose second-order rules break that linearity gives a result
-        that does, which is what :mod:`gradcheck.oracles.tf_audit` looks for.
+        that does, which the checker's leak check (``double_vjp`` against ``dummy``) finds.
         """
-        self.ensure_available()
-        call = make_call(fn, args, argnums)
-        return self._double_vjp(call, tangents_for(call, tangents), dummy)
+        call, problem, shapes, is_tuple = self._bound(fn, args, argnums)
+        us = tangents_for(call, tangents)
+        dummies = per_output(call, "dummy", dummy, shapes, is_tuple)
+        return pack_output(problem.double_vjp(problem.primals, us, dummies)[0], is_tuple)
 
     def hvp(self, fn: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[int],
             tangents: Sequence[Any], cotangent: Any) -> list[np.ndarray]:
         """Second order: ``∇ₓ⟨∇ₓ⟨cotangent, fn(x)⟩, tangents⟩``, one array per argnum.
 
         This is ``Hᵀ t`` for the Hessian ``H`` of ``⟨cotangent, fn⟩`` over the argnums jointly,
-        equal to ``H t`` whenever the second derivative is symmetric (any C² function).
+        equal to ``H t`` whenever the second derivative is symmetric (any C² function): the
+        Problem's ``hvp_rev_rev``, reverse over reverse.
         """
-        self.ensure_available()
-        call = make_call(fn, args, argnums)
-        return self._hvp(call, tangents_for(call, tangents), cotangent)
+        call, problem, shapes, is_tuple = self._bound(fn, args, argnums)
+        us = tangents_for(call, tangents)
+        cts = per_output(call, "cotangent", cotangent, shapes, is_tuple)
+        return _float64(problem.hvp_rev_rev(problem.primals, cts, us)[0])
 
-    @abc.abstractmethod
-    def _forward_value(self, call: Call) -> Output:
-        """Framework hook for :meth:`forward`."""
 
-    @abc.abstractmethod
-    def _vjp(self, call: Call, cotangent: Any) -> list[np.ndarray]:
-        """Framework hook for :meth:`vjp` (inputs already checked, framework importable)."""
-
-    @abc.abstractmethod
-    def _jvp(self, call: Call, tangents: list[np.ndarray]) -> Output:
-        """Framework hook for :meth:`jvp`."""
-
-    @abc.abstractmethod
-    def _double_vjp(self, call: Call, tangents: list[np.ndarray], dummy: Any) -> Output:
-        """Framework hook for :meth:`double_vjp`."""
-
-    @abc.abstractmethod
-    def _hvp(self, call: Call, tangents: list[np.ndarray], cotangent: Any) -> list[np.ndarray]:
-        """Framework hook for :meth:`hvp`."""
+def _float64(values: Sequence[Any]) -> list[np.ndarray]:
+    return [np.asarray(v, dtype=np.float64) for v in values]
 
 
 class EquivalentReference:

@@ -5,8 +5,9 @@
 ``tensorflow`` module) or with autograd (an ``autograd.numpy`` function or a Python function
 using it) by :func:`framework_of`, and checks it like a gradcheck function: the same inputs
 (example arrays or domains), the same paths against the numeric reference, each path
-computed by the framework itself (:mod:`.tf_problem`, :mod:`.autograd_problem`).  With the
-``tensorflow`` reference, TensorFlow's own double-VJP leak audit is added (:mod:`.cells`).
+computed by the framework itself (:mod:`.tensorflow`, :mod:`.autograd`).  TensorFlow's
+double-VJP runs in graph mode with a placeholder dummy, so the checker's own leak check
+(``double_vjp`` against ``dummy``) also says how the graph reads the dummy.
 
 Detection never imports a framework: it looks at the function's module and at the modules
 its code refers to.  :func:`framework_target` builds a target explicitly when detection
@@ -130,10 +131,10 @@ class FrameworkTarget(FunctionTarget):
 
     def bind(self, example: Example) -> Problem:
         if self.framework == "tensorflow":
-            from gradcheck.oracles.tf_problem import TensorFlowProblem
+            from gradcheck.oracles.tensorflow import TensorFlowProblem
 
             return TensorFlowProblem(self.fn, example.args, self.positions(example), self.name)
-        from gradcheck.oracles.autograd_problem import AutogradProblem
+        from gradcheck.oracles.autograd import AutogradProblem
 
         return AutogradProblem(self.fn, example.args, self.positions(example), self.name)
 

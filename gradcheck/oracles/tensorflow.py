@@ -1,9 +1,24 @@
 """TensorFlow as a reference: ``fn`` is written with TensorFlow ops and runs in float64.
 
-Paths: reverse mode with an eager ``tf.GradientTape``; forward mode with
-``tf.autodiff.ForwardAccumulator``; the double-VJP in graph mode, built exactly as in the
-forward-mode thread (see :mod:`gradcheck.oracles.tf_graph`); the HVP back-over-back with two
-nested tapes.  ``fn`` may be a ``tf.custom_gradient`` function.
+One adapter: :class:`TensorFlowProblem` computes the checker's paths with TensorFlow itself;
+:class:`TensorFlowOracle` (the lazy import, its status, and the functional
+``vjp``/``jvp``/``double_vjp``/``hvp`` on ``fn, args, argnums``) and
+:class:`TensorFlowReference` (an op's declared ``"tensorflow"`` equivalent as a reference of
+the checker) both run it.  ``fn`` may be a ``tf.custom_gradient`` function.
+
+``vjp``          ``tf.GradientTape`` with ``output_gradients``
+``jvp``          ``tf.autodiff.ForwardAccumulator``
+``double_vjp``   the graph-mode construction with a placeholder dummy (:mod:`.tf_graph`),
+                 built once per example and fed each dummy the checker tries
+``hvp_fwd_rev``  an accumulator (tangents on x and on the cotangent) around a tape
+``hvp_rev_rev``  a tape (watching x and the cotangent) around a tape
+``hvp_rev_fwd``  a tape (watching x and the tangent) around an accumulator
+
+``double_vjp`` also says whether the result was computed from the dummy: whether the graph
+of the JVP reaches the dummy's placeholder at all.  The checker's leak check turns that into
+a ``dependence_leak`` warning, explained by :meth:`TensorFlowProblem.dependence_details`
+(a control, shape or data dependence, its path through the graph, and TensorFlow's own
+refusal to run without a value for the dummy).
 
 TensorFlow's forward mode is not an independent reference.  Apart from a few special cases
 (``Identity``, ``ReadVariableOp``), ``ForwardAccumulator`` computes an op's JVP by
@@ -17,24 +32,182 @@ TensorFlow 2.21).  Hence ``jvp_is_independent = False``.  It also differentiates
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from gradcheck.oracles.base import EquivalentReference, Oracle
-from gradcheck.oracles.inputs import Call, Output, pack_output, per_output
-from gradcheck.oracles.tf_graph import build_double_vjp_graph
+from gradcheck.oracles.inputs import Call, make_call
+from gradcheck.oracles.tf_dependence import trace_dependence
+from gradcheck.oracles.tf_graph import DoubleVjpGraph, build_double_vjp_graph
 from gradcheck.oracles.tf_support import (
     as_tensor_args,
-    dense,
     import_tensorflow,
     missing_gradient,
     outputs_of,
 )
 
-__all__ = ["TensorFlowOracle", "TensorFlowReference"]
+__all__ = ["TensorFlowOracle", "TensorFlowProblem", "TensorFlowReference"]
+
+Arrays = list[np.ndarray]
+
+#: What each kind of dependence on the dummy means, for the leak finding's message.
+MEANING = {"control": "only through control dependencies: any value of the right shape "
+                      "would do",
+           "shape": "only its shape is read: any value of the right shape would do",
+           "data": "its values are read (they cancel out of the result)"}
+
+
+class TensorFlowProblem:
+    """``fn(*args)`` written with TensorFlow; ``positions`` are the differentiated arguments.
+
+    Floating arguments are float64 (TensorFlow's most accurate); ``fn`` must return float64."""
+
+    def __init__(self, fn: Callable[..., Any], args: Sequence[Any], positions: Sequence[int],
+                 name: str) -> None:
+        self.tf = import_tensorflow()
+        self.call: Call = replace(make_call(fn, list(args), tuple(positions)), name=name)
+        self.name = name
+        self.primals: Arrays = self.call.primals
+        self.counts: Counter[str] = Counter()
+        #: Whether ``fn`` returned a tuple (known after its first call).
+        self.returns_tuple = False
+        self._graph: DoubleVjpGraph | None = None
+        self._dependence: Any = None
+        self._fed: tuple[Arrays, Arrays] | None = None
+        self._feed_error: str | None = None
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _constants(self, values: Sequence[Any]) -> list[Any]:
+        return [self.tf.constant(np.asarray(v, dtype=np.float64)) for v in values]
+
+    def _outputs(self, primals: Sequence[Any]) -> list[Any]:
+        tf, call = self.tf, self.call
+        outs, self.returns_tuple = outputs_of(tf, call, call.fn(*as_tensor_args(tf, call,
+                                                                                primals)))
+        return outs
+
+    def _dense(self, values: Sequence[Any], like: Sequence[Any]) -> Arrays:
+        """numpy arrays; an unconnected (None) or ``IndexedSlices`` gradient made dense."""
+        return [np.zeros(np.shape(ref)) if v is None else np.asarray(self.tf.convert_to_tensor(v))
+                for v, ref in zip(values, like, strict=True)]
+
+    def _grads(self, tape: Any, targets: Any, sources: Any, weights: Any) -> list[Any]:
+        # densified: tf.gather's IndexedSlices cannot be differentiated again as they are
+        grads = tape.gradient(targets, sources, output_gradients=weights,
+                              unconnected_gradients=self.tf.UnconnectedGradients.ZERO)
+        return [self.tf.convert_to_tensor(g) for g in grads]
+
+    # -- the paths ------------------------------------------------------------------------------
+    def forward(self, primals: Sequence[Any]) -> Arrays:
+        """The outputs as numpy arrays (eager)."""
+        self.counts["forward"] += 1
+        return [np.asarray(o) for o in self._outputs(self._constants(primals))]
+
+    def vjp(self, primals: Sequence[Any], cotangents: Sequence[Any]) -> Arrays:
+        self.counts["vjp"] += 1
+        xs = self._constants(primals)
+        with self.tf.GradientTape() as tape:
+            tape.watch(xs)
+            outs = self._outputs(xs)
+        with missing_gradient(self.name, "the VJP"):
+            return self._dense(self._grads(tape, outs, xs, self._constants(cotangents)), xs)
+
+    def jvp(self, primals: Sequence[Any], tangents: Sequence[Any]) -> Arrays:
+        self.counts["jvp"] += 1
+        xs = self._constants(primals)
+        # ForwardAccumulator transposes each op's VJP, so a missing 2nd gradient shows here.
+        with missing_gradient(self.name, "the VJP again (TF forward mode transposes it)"):
+            with self.tf.autodiff.ForwardAccumulator(xs, self._constants(tangents)) as acc:
+                outs = self._outputs(xs)
+            jvps = acc.jvp(outs, unconnected_gradients=self.tf.UnconnectedGradients.ZERO)
+        return self._dense(jvps, outs)
+
+    def double_vjp(self, primals: Sequence[Any], tangents: Sequence[Any],
+                   dummies: Sequence[Any]) -> tuple[Arrays, bool]:
+        self.counts["double_vjp"] += 1
+        if self._graph is None:
+            self._graph = build_double_vjp_graph(self.tf, self.call)
+            self.returns_tuple = self._graph.is_tuple
+            self._dependence = trace_dependence(
+                [d.op for d in self._graph.dummies],
+                [t for t in self._graph.jvp if t is not None])
+        built = self._graph
+        xs, us = ([np.asarray(a, dtype=np.float64) for a in values]
+                  for values in (primals, tangents))
+        self._fed = (xs, us)
+        feed = built.feed(xs, us, [np.asarray(d, dtype=np.float64) for d in dummies])
+        with self.tf.compat.v1.Session(graph=built.graph) as session:
+            result = built.run(session, built.jvp, built.out_shapes, feed)
+        return result, self._dependence.kind != "none"
+
+    def dependence_details(self) -> dict[str, Any]:
+        """How the double-VJP graph reads the dummy (for a dependence-leak finding): the kind
+        of the strongest path from its placeholder (control < shape < data), that path, and
+        TensorFlow's message when it refuses to run the graph without a value for the dummy."""
+        dep, built = self._dependence, self._graph
+        if dep is None or dep.kind == "none" or built is None or self._fed is None:
+            return {}
+        if self._feed_error is None:
+            with self.tf.compat.v1.Session(graph=built.graph) as session:
+                self._feed_error = built.feed_error(self.tf, session,
+                                                    built.feed(*self._fed, None)) or ""
+        details = {"dependence": dep.kind, "dependence_path": list(dep.path),
+                   "meaning": MEANING[dep.kind], "tf_version": str(self.tf.__version__)}
+        if self._feed_error:
+            details["feed_error"] = self._feed_error
+        return details
+
+    def hvp_fwd_rev(self, primals: Sequence[Any], cotangents: Sequence[Any],
+                    tangents: Sequence[Any], cotangent_tangents: Sequence[Any]) -> Arrays:
+        self.counts["hvp_fwd_rev"] += 1
+        xs, vs = self._constants(primals), self._constants(cotangents)
+        tf = self.tf
+        with missing_gradient(self.name, "the VJP again (second order)"):
+            with tf.autodiff.ForwardAccumulator(
+                    [*xs, *vs], self._constants([*tangents, *cotangent_tangents])) as acc:
+                with tf.GradientTape() as tape:
+                    tape.watch(xs)
+                    outs = self._outputs(xs)
+                g = self._grads(tape, outs, xs, vs)
+            return self._dense(acc.jvp(g, unconnected_gradients=tf.UnconnectedGradients.ZERO),
+                               xs)
+
+    def hvp_rev_rev(self, primals: Sequence[Any], cotangents: Sequence[Any],
+                    second: Sequence[Any]) -> tuple[Arrays, Arrays]:
+        self.counts["hvp_rev_rev"] += 1
+        xs, vs = self._constants(primals), self._constants(cotangents)
+        tf = self.tf
+        with missing_gradient(self.name, "the VJP again (second order)"):
+            with tf.GradientTape() as outer:
+                outer.watch([*xs, *vs])
+                with tf.GradientTape() as inner:
+                    inner.watch(xs)
+                    outs = self._outputs(xs)
+                g = self._grads(inner, outs, xs, vs)
+            res = self._dense(self._grads(outer, g, [*xs, *vs], self._constants(second)),
+                              [*xs, *vs])
+        return res[:len(xs)], res[len(xs):]
+
+    def hvp_rev_fwd(self, primals: Sequence[Any], tangents: Sequence[Any],
+                    cotangents: Sequence[Any]) -> tuple[Arrays, Arrays]:
+        self.counts["hvp_rev_fwd"] += 1
+        xs, us = self._constants(primals), self._constants(tangents)
+        tf = self.tf
+        with missing_gradient(self.name, "the VJP again (second order)"):
+            with tf.GradientTape() as outer:
+                outer.watch([*xs, *us])
+                with tf.autodiff.ForwardAccumulator(xs, us) as acc:
+                    outs = self._outputs(xs)
+                t_out = [tf.convert_to_tensor(t) for t in
+                         acc.jvp(outs, unconnected_gradients=tf.UnconnectedGradients.ZERO)]
+            res = self._dense(self._grads(outer, t_out, [*xs, *us], self._constants(cotangents)),
+                              [*xs, *us])
+        return res[:len(xs)], res[len(xs):]
 
 
 class TensorFlowOracle(Oracle):
@@ -48,73 +221,14 @@ class TensorFlowOracle(Oracle):
     def _import(self) -> ModuleType:
         return import_tensorflow()
 
-    def _constants(self, call: Call) -> list[Any]:
-        tf = self.load()
-        return [tf.constant(p) for p in call.primals]
-
-    def _forward_value(self, call: Call) -> Output:
-        tf = self.load()
-        outs, is_tuple = outputs_of(tf, call, call.fn(*as_tensor_args(tf, call,
-                                                                       self._constants(call))))
-        return pack_output([np.asarray(o) for o in outs], is_tuple)
-
-    def _vjp(self, call: Call, cotangent: Any) -> list[np.ndarray]:
-        tf = self.load()
-        primals = self._constants(call)
-        with tf.GradientTape() as tape:
-            tape.watch(primals)
-            outs, is_tuple = outputs_of(tf, call, call.fn(*as_tensor_args(tf, call, primals)))
-        cts = per_output(call, "cotangent", cotangent, [tuple(o.shape) for o in outs], is_tuple)
-        with missing_gradient(call, "the VJP"):
-            grads = tape.gradient(outs, primals, output_gradients=[tf.constant(c) for c in cts],
-                                  unconnected_gradients=tf.UnconnectedGradients.ZERO)
-        return [np.asarray(g, dtype=np.float64) for g in dense(tf, grads)]
-
-    def _jvp(self, call: Call, tangents: list[np.ndarray]) -> Output:
-        tf = self.load()
-        primals = self._constants(call)
-        # ForwardAccumulator transposes each op's VJP, so a missing 2nd gradient shows here.
-        with missing_gradient(call, "the VJP again (TF forward mode transposes it)"):
-            with tf.autodiff.ForwardAccumulator(primals, [tf.constant(t) for t in tangents]) as acc:
-                outs, is_tuple = outputs_of(tf, call, call.fn(*as_tensor_args(tf, call, primals)))
-        jvps = acc.jvp(outs, unconnected_gradients=tf.UnconnectedGradients.ZERO)
-        return pack_output([np.asarray(j) for j in jvps], is_tuple)
-
-    def _double_vjp(self, call: Call, tangents: list[np.ndarray], dummy: Any) -> Output:
-        tf = self.load()
-        built = build_double_vjp_graph(tf, call)
-        dummies = per_output(call, "dummy", dummy, built.out_shapes, built.is_tuple)
-        with tf.compat.v1.Session(graph=built.graph) as session:
-            jvps = built.run(session, built.jvp, built.out_shapes,
-                             built.feed(call, tangents, dummies))
-        return pack_output(jvps, built.is_tuple)
-
-    def _hvp(self, call: Call, tangents: list[np.ndarray], cotangent: Any) -> list[np.ndarray]:
-        tf = self.load()
-        primals = self._constants(call)
-        zero = tf.UnconnectedGradients.ZERO
-        with missing_gradient(call, "the VJP again (second order)"):
-            with tf.GradientTape() as outer:
-                outer.watch(primals)
-                with tf.GradientTape() as inner:
-                    inner.watch(primals)
-                    outs, is_tuple = outputs_of(
-                        tf, call, call.fn(*as_tensor_args(tf, call, primals)))
-                cts = per_output(call, "cotangent", cotangent,
-                                 [tuple(o.shape) for o in outs], is_tuple)
-                grads = dense(tf, inner.gradient(outs, primals,
-                                                 output_gradients=[tf.constant(c) for c in cts],
-                                                 unconnected_gradients=zero))
-            hvp = outer.gradient(grads, primals,
-                                 output_gradients=[tf.constant(t) for t in tangents],
-                                 unconnected_gradients=zero)
-        return [np.asarray(h, dtype=np.float64) for h in dense(tf, hvp)]
+    def problem(self, call: Call) -> TensorFlowProblem:
+        return TensorFlowProblem(call.fn, call.args, call.argnums, call.name)
 
 
 class TensorFlowReference(EquivalentReference):
     """TensorFlow as a reference of the checker: the op's ``"tensorflow"`` equivalent, run by
-    :class:`~gradcheck.oracles.tf_problem.TensorFlowProblem` in float64 (its double-VJP in
-    graph mode with a placeholder dummy, so its dummy leaks are found by the same checks)."""
+    :class:`TensorFlowProblem` in float64 (its double-VJP in graph mode with a placeholder
+    dummy, so its dummy leaks are found by the same checks)."""
 
     name = "tensorflow"
     #: Measured: for each entry the engine and autograd (LAPACK) agree to within 1/10 of the
@@ -131,7 +245,6 @@ class TensorFlowReference(EquivalentReference):
     def oracle(self) -> Oracle:
         return TensorFlowOracle()
 
-    def problem(self, fn: Callable[..., Any], args: Any, positions: Any, name: str) -> Any:
-        from gradcheck.oracles.tf_problem import TensorFlowProblem
-
+    def problem(self, fn: Callable[..., Any], args: Any, positions: Any,
+                name: str) -> TensorFlowProblem:
         return TensorFlowProblem(fn, args, positions, name)

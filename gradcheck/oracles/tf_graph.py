@@ -42,10 +42,10 @@ class DoubleVjpGraph:
     vjp: list[Any | None]
     jvp: list[Any | None]
 
-    def feed(self, call: Call, tangents: Sequence[np.ndarray],
+    def feed(self, primals: Sequence[np.ndarray], tangents: Sequence[np.ndarray],
              dummies: Sequence[np.ndarray] | None) -> dict[Any, np.ndarray]:
-        """Feed dict for the primals and ``tangents``; ``dummies=None`` leaves ``v`` unfed."""
-        feed = dict(zip(self.primals, call.primals, strict=True))
+        """Feed dict for ``primals`` and ``tangents``; ``dummies=None`` leaves ``v`` unfed."""
+        feed = dict(zip(self.primals, primals, strict=True))
         feed.update(zip(self.tangents, tangents, strict=True))
         if dummies is not None:
             feed.update(zip(self.dummies, dummies, strict=True))
@@ -58,6 +58,19 @@ class DoubleVjpGraph:
         values = iter(session.run(live, feed) if live else [])
         return [np.zeros(shape) if t is None else np.asarray(next(values), dtype=np.float64)
                 for t, shape in zip(tensors, shapes, strict=True)]
+
+    def feed_error(self, tf: ModuleType, session: Any,
+                   feed: dict[Any, np.ndarray]) -> str | None:
+        """Run the JVP without feeding the dummy (``feed`` from ``feed(..., None)``):
+        TensorFlow's message when it demands a value for the dummy's placeholder, else None."""
+        try:
+            self.run(session, self.jvp, self.out_shapes, feed)
+        except tf.errors.InvalidArgumentError as error:
+            if error.op is None or error.op.name not in {d.op.name for d in self.dummies}:
+                raise
+            lines = [line for line in error.message.splitlines() if "must feed" in line]
+            return lines[0].strip() if lines else str(error.message)
+        return None
 
 
 def build_double_vjp_graph(tf: ModuleType, call: Call) -> DoubleVjpGraph:
@@ -74,12 +87,12 @@ def build_double_vjp_graph(tf: ModuleType, call: Call) -> DoubleVjpGraph:
                               "static in graph mode, so the dummy cannot be a placeholder")
         dummies = [tf.compat.v1.placeholder(tf.float64, out.shape, name=f"v{k}")
                    for k, out in enumerate(outs)]
-        with missing_gradient(call, "the VJP"):
+        with missing_gradient(call.name, "the VJP"):
             vjp = dense(tf, tf.compat.v1.gradients(outs, primals, grad_ys=dummies))
         linked = [(g, u) for g, u in zip(vjp, tangents, strict=True) if g is not None]
         jvp: list[Any | None] = [None] * len(dummies)
         if linked:
-            with missing_gradient(call, "the VJP again (second order)"):
+            with missing_gradient(call.name, "the VJP again (second order)"):
                 jvp = dense(tf, tf.compat.v1.gradients([g for g, _ in linked], dummies,
                                                        grad_ys=[u for _, u in linked]))
     return DoubleVjpGraph(graph=graph, primals=primals, tangents=tangents, dummies=dummies,

@@ -52,14 +52,15 @@ def is_missing_gradient(error: BaseException) -> bool:
 
 
 @contextmanager
-def missing_gradient(call: Call, what: str) -> Iterator[None]:
-    """Turn TensorFlow's missing-gradient LookupError inside the block into Unsupported."""
+def missing_gradient(name: str, what: str) -> Iterator[None]:
+    """Turn TensorFlow's missing-gradient LookupError inside the block into Unsupported
+    (``name`` is the function's, ``what`` the derivative being taken)."""
     try:
         yield
     except LookupError as error:
         if not is_missing_gradient(error):
             raise
-        raise Unsupported(f"TensorFlow cannot differentiate {what} of {call.name}: "
+        raise Unsupported(f"TensorFlow cannot differentiate {what} of {name}: "
                           f"{error}") from error
 
 
