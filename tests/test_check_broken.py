@@ -93,3 +93,12 @@ def test_full_mode_catches_without_projections() -> None:
     f = _finding(report, "mismatch", "vjp")
     assert f.details["mode"] == "full"
     assert 5e-5 < f.max_rel_err < 2e-4
+
+
+def test_a_mismatch_carries_the_values_at_its_worst_index() -> None:
+    # full mode: the worst element of the Jacobian, so the two values are J entries
+    report = check(BROKEN.get("missing_chain"), seed=0, dtypes=["float64"], mode="full")
+    (f,) = [f for f in report.failures if f.path == "vjp" and f.reference == "numeric"]
+    got, expected = f.details["analytic"], f.details["numeric"]
+    assert abs(got - expected) == pytest.approx(f.max_abs_err, rel=1e-9)
+    assert f.max_abs_err > f.tolerance

@@ -36,8 +36,13 @@ def counterexample(example: Example, outcome: Outcome) -> dict[str, Any]:
 
 
 def finding(op: str, outcome: Outcome, example: Example, **details: Any) -> Finding:
-    """A :class:`Finding` from the outcome of one example."""
+    """A :class:`Finding` from the outcome of one example; a failed comparison carries the
+    two values where the error is worst (``analytic``: what the path gave; ``numeric``: what
+    it is compared with — the numeric derivative, the other side of an identity, or the
+    other implementation)."""
     v = outcome.verdict
+    if v is not None and not v.passed and outcome.kind is not None:
+        details = {"analytic": v.got, "numeric": v.expected, **details}
     return Finding(
         op=op, path=outcome.path, reference=outcome.reference, kind=outcome.kind or "mismatch",
         message=outcome.message,

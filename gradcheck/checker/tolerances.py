@@ -83,6 +83,9 @@ class Verdict:
     max_rel_err: float
     tolerance: float
     worst: int | None = None
+    #: The compared values where the error is worst: what the path gave, what it should be.
+    got: float = math.nan
+    expected: float = math.nan
 
     @property
     def ratio(self) -> float:
@@ -155,7 +158,8 @@ def elementwise(actual: Sequence[Any], expected: Sequence[Any], tol: Tolerances,
     ratios = np.where(allowed > 0, err / np.where(allowed > 0, allowed, 1.0),
                       np.where(err > 0, np.inf, 0.0))
     worst = int(np.argmax(ratios))
-    return Verdict(float(err[worst]), float(err[worst] / size), float(allowed[worst]), worst)
+    return Verdict(float(err[worst]), float(err[worst] / size), float(allowed[worst]), worst,
+                   float(a[worst]), float(b[worst]))
 
 
 def scalar(actual: float, expected: float, magnitude: float, tol: Tolerances,
@@ -170,7 +174,8 @@ def scalar(actual: float, expected: float, magnitude: float, tol: Tolerances,
     size = max(abs(float(actual)), abs(float(expected)), tol.tiny)
     allowed = tol.relative * scale + float(tol.numeric_part(numeric_error)) + \
         NOISE_SAFETY * noise
-    return Verdict(err, err / size if math.isfinite(size) else math.inf, allowed, None)
+    return Verdict(err, err / size if math.isfinite(size) else math.inf, allowed, None,
+                   float(actual), float(expected))
 
 
 def natural_scale(outs: Sequence[np.ndarray], x: Sequence[np.ndarray],
