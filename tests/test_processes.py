@@ -277,3 +277,15 @@ def test_broken_pipe_ends_the_run(cli: Cli) -> None:
 def test_workers_die_with_a_killed_parent(cli: Cli) -> None:
     code, _ = _ended_by(cli, lambda p: p.send_signal(signal.SIGKILL))
     assert code == -signal.SIGKILL
+
+
+def test_sigterm_outside_the_cli_runs_finally_blocks_and_exits_143() -> None:
+    code = ("import time\nfrom gradcheck.checker.timeout import stop_signals\n"
+            "with stop_signals():\n    try:\n        print('ready', flush=True)\n"
+            "        time.sleep(30)\n    finally:\n        print('cleaned up', flush=True)\n")
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stdout.readline() == "ready\n"
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=30)
+    assert (process.returncode, out, err) == (143, "cleaned up\n", "")

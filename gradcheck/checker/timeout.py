@@ -27,12 +27,17 @@ class CheckTimeout(BaseException):
     """The check ran longer than its time limit."""
 
 
-class Terminated(BaseException):
-    """The process was asked to stop by a signal (SIGTERM, SIGHUP)."""
+class Terminated(SystemExit):
+    """The process was asked to stop by a signal (SIGTERM, SIGHUP).  Uncaught, it ends the
+    interpreter quietly with the shell's code for that signal (128 + N), after every
+    ``finally`` has run."""
 
     def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
         self.signum = signum
-        super().__init__(f"terminated by {signal.Signals(signum).name}")
+
+    def __str__(self) -> str:
+        return f"terminated by {signal.Signals(self.signum).name}"
 
 
 @contextmanager
