@@ -189,3 +189,13 @@ def test_a_file_that_is_not_results_is_said_once(tmp_path: Path) -> None:
         load_results(path)
     assert str(error.value).count("not a gradcheck results file") == 1
     assert "format is 'something-else'" in str(error.value)
+
+
+def test_list_lines_do_not_repeat_the_path() -> None:
+    finding = Finding("a", "vjp", "numeric", "mismatch", "vjp disagrees with the numeric "
+                      "derivative: max abs err 1 vs tolerance 0.1 (ratio 10) at element [0]",
+                      1.0, 1.0, 0.1)
+    out = io.StringIO()
+    Terminal(file=out).finding(finding)
+    assert out.getvalue() == ("FAIL a · vjp vs numeric · mismatch: max abs err 1 vs tolerance "
+                              "0.1 (ratio 10) at element [0]\n")

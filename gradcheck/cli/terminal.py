@@ -33,6 +33,7 @@ from gradcheck.render.verdict import (
     finding_tag,
     findings_by_op,
     interleave,
+    message_text,
     op_status,
     path_rank,
     values_text,
@@ -304,7 +305,7 @@ class Terminal:
             extras.append(f"allowed: {allowance.reason or 'no reason given'}")
         where = (f"{finding.path} vs {finding.reference}"
                  if finding.path not in ("", "all") else "whole check")
-        what = f"{where} · {finding.kind}: {finding.message}"
+        what = f"{where} · {finding.kind}: {message_text(finding)}"
         extra = "; ".join(e for e in extras if e)
         what = f"{what} [{extra}]" if extra else what
         if self.plain:

@@ -41,6 +41,7 @@ from gradcheck.render.verdict import (
     count_statuses,
     finding_tag,
     findings_by_op,
+    message_text,
     op_status,
     path_rank,
     values_text,
@@ -116,6 +117,7 @@ class FindingView:
     finding: Finding
     tag: str
     badge: str
+    short: str
     blame: str
     values: str
     allowed: str
@@ -314,6 +316,7 @@ def _finding_view(finding: Finding, policy: VerdictPolicy) -> FindingView:
         finding=finding,
         tag=tag,
         badge=_BADGE[tag],
+        short=message_text(finding),
         blame=attribution_text(finding),
         values=values_text(finding),
         allowed=(allowance.reason or "no reason given") if allowance is not None else "",

@@ -28,6 +28,7 @@ __all__ = [
     "interleave",
     "values_text",
     "attribution_text",
+    "message_text",
     "path_rank",
     "PATH_ORDER",
     "REFERENCE_ORDER",
@@ -182,6 +183,16 @@ def values_text(finding: Finding) -> str:
     if finding.worst_index is not None:
         text += f" at {list(finding.worst_index)}"
     return text
+
+
+def message_text(finding: Finding) -> str:
+    """The finding's message without what a list line already says before it: ``vjp vs
+    numeric · mismatch: vjp disagrees with the numeric derivative: max abs err ...`` reads
+    ``vjp vs numeric · mismatch: max abs err ...``."""
+    said = f"{finding.path} disagrees with the numeric derivative: "
+    if finding.reference == "numeric" and finding.message.startswith(said):
+        return finding.message[len(said):]
+    return finding.message
 
 
 def attribution_text(finding: Finding) -> str:
