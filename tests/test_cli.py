@@ -81,6 +81,8 @@ def user_ops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     (["run", "--op", "sin", "--no-html", "--html", "x.html"],
      "--no-html contradicts --html x.html"),
     (["run", "--op", "sin", "--json", "."], "--json .: is a directory"),
+    (["run", "--op", "sin", "--json", "r.out", "--html", "r.out"],
+     "--html r.out: the same file as --json r.out"),
     (["run", "--op", "sin", "--html", "/proc/x.html"], "--html /proc/x.html: cannot write there"),
     (["run", "--op", "sin", "--json", "/proc/sub/x.json"], "--json /proc/sub/x.json: cannot write"),
     (["report", "missing.json", "--fail-on", "mismatch"], "cannot read results file"),
@@ -422,6 +424,8 @@ def test_report_judges_results_by_their_own_policy(workdir: Path, user_ops: str,
     assert "--fail-on: unknown kind 'mismatc'" in capsys.readouterr().err
     assert main(["report", "r.json", "--html", "/proc/r.html"]) == 2
     assert "--html /proc/r.html: cannot write there" in capsys.readouterr().err
+    assert main(["report", "r.json", "--html", "./r.json"]) == 2  # would destroy the results
+    assert "--html r.json: the same file as RESULTS.json r.json" in capsys.readouterr().err
 
 
 def test_show_one_op_in_depth(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:

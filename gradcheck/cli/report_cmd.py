@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcheck.checker.policy import VerdictPolicy
-from gradcheck.cli.run import check_output_paths, parse_fail_on, write_outputs
+from gradcheck.cli.run import UsageError, check_output_paths, parse_fail_on, write_outputs
 from gradcheck.cli.show import load_results
 from gradcheck.cli.terminal import Terminal
 
@@ -42,6 +42,8 @@ def run_report(args: argparse.Namespace, terminal: Terminal, registry: Any = Non
     """Write the HTML page for a results file; the exit code is the results' verdict."""
     results = load_results(args.results)
     html = args.html if args.html is not None else args.results.with_suffix(".html")
+    if html.resolve() == args.results.resolve():
+        raise UsageError(f"--html {html}: the same file as RESULTS.json {args.results}")
     check_output_paths({"--html": html})
     # the run's suite exceptions travel in the results, so the verdict is the run's
     policy = VerdictPolicy.from_config(results.config)

@@ -402,11 +402,13 @@ def output_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
 
 
 def check_output_paths(paths: Mapping[str, Path | None]) -> None:
-    """Before any work: each output path (by option) must be a file we can create or
-    replace, else a usage error naming the option and the path."""
-    for option, path in paths.items():
-        if path is None:
-            continue
+    """Before any work: each output path (by option, or by what it is) must be a file we can
+    create or replace, and no two the same, else a usage error naming the option and path."""
+    named = [(option, path) for option, path in paths.items() if path is not None]
+    for i, (option, path) in enumerate(named):
+        for other, earlier in named[:i]:
+            if path.resolve() == earlier.resolve():
+                raise UsageError(f"{option} {path}: the same file as {other} {earlier}")
         if path.is_dir():
             raise UsageError(f"{option} {path}: is a directory; give a file name")
         folder = path.parent
