@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from broken_ops import BROKEN, CASES, Case
@@ -102,3 +104,30 @@ def test_a_mismatch_carries_the_values_at_its_worst_index() -> None:
     got, expected = f.details["analytic"], f.details["numeric"]
     assert abs(got - expected) == pytest.approx(f.max_abs_err, rel=1e-9)
     assert f.max_abs_err > f.tolerance
+
+
+def test_a_second_order_capable_rule_that_writes_into_its_input_is_input_mutated() -> None:
+    from gradcheck.engine import Registry, define_op
+    from gradcheck.numpy import cos
+
+    def vjp(g: Any, out: Any, x: Any) -> Any:
+        result = g * cos(x)
+        x -= 0.0 * x + 1e-3  # writes into the primal when it is a plain array
+        return result
+
+    local = Registry()
+    op = define_op("sin_writes", np.sin, vjp, jvp=lambda ts, out, x: ts[0] * cos(x),
+                   registry=local)
+    report = check(op, seed=0, dtypes=["float64"], examples=2)
+    kinds = {f.kind for f in report.failures}
+    assert "input_mutated" in kinds and "error" not in kinds, report.failures
+    assert not [f for f in report.findings if f.path == "all"]  # no collapse into one error
+
+
+def test_nan_inputs_and_integer_inputs_are_never_a_pass() -> None:
+    import gradcheck.numpy as gnp
+
+    nan = check(lambda x: gnp.sin(x), inputs=[np.array([1.0, np.nan])])
+    assert not nan.passed and "no usable example" in nan.failures[0].message
+    ints = check(lambda x: x * 2, inputs=[np.array([1, 2])])
+    assert not ints.passed and "nothing to differentiate" in ints.failures[0].message

@@ -176,6 +176,7 @@ def _run(report: Report, t: Target, options: Options, count: int) -> None:
     findings = _findings(t, active, report, collector, stats, _draws(count), by_side)
     findings += _unsupported(t.name, unsupported)
     findings += _nondifferentiable(t.name, kinks)
+    findings += _unusable(t.name, report.dtypes, stats) if active.paths else []
     report.cells = _noted(collector.build_cells(unsupported), t, references) + ref_cells
     report.findings = sort_findings(findings)
     report.stats = stats
@@ -249,6 +250,23 @@ def _findings(t: Target, options: Options, report: Report, collector: Collector,
         out.append(finding(t.name, outcome, example, shrunk=shrunk,
                            failing_dtypes=collector.failing_dtypes.get(key, [])))
     stats["shrink_calls"] = spent
+    return out
+
+
+def _unusable(op: str, dtypes: list[str], stats: dict[str, Any]) -> list[Finding]:
+    """No usable example in a dtype is never a pass: a failing finding that says why."""
+    out = []
+    for dtype in dtypes:
+        if stats["examples"].get(dtype, 0):
+            continue
+        skipped = {k: n for k, n in stats["skipped"].items() if n}
+        why = ", ".join(f"{n} {k}" for k, n in sorted(skipped.items())) or "none drawn"
+        out.append(Finding(
+            op, "all", "all", "error",
+            f"{op}: no usable example in {dtype}: every example drawn was skipped ({why}); "
+            "the forward is not finite there (NaN or inf inputs or outputs), or every sample "
+            "sits on a kink. Nothing was checked, so this is not a pass",
+            details={"dtype": dtype, "skipped": skipped, "reason": "no usable examples"}))
     return out
 
 

@@ -98,6 +98,13 @@ def _examine(target: Target, example: Example, options: Options,
                                        message=f"{target.name}: cannot bind the example: {e}",
                                        traceback=traceback.format_exc()))
         return result
+    if options.paths and not sess.x:
+        result.outcomes.append(Outcome(
+            "forward", STRUCTURE, "error",
+            message=f"{target.name}: nothing to differentiate: no input is a floating-point "
+                    "array (integer, boolean or non-array inputs only), so no derivative was "
+                    "checked; give floating inputs"))
+        return result
     result.skipped = _run_checks(sess, options, _wanted(wanted, ""))
     outcomes = list(sess.outcomes)
     if result.skipped is None and not any(o.path == "forward" for o in outcomes):

@@ -151,14 +151,18 @@ class Session(Guarded):
             if name == "f":
                 lin = Linearization("f", lambda a: ref.forward(a), self.x64,
                                     [o.shape for o in self.outs])
+            # the numeric reference of a second-order path calls the first-order rule: what
+            # goes wrong there (an in-place write, a crash) is that rule's outcome
             elif name == "G":
                 v = [a.astype(np.float64) for a in self.direction("v", "outputs")]
-                lin = Linearization("G", lambda a: ref.vjp(a[:nx], a[nx:]), self.x64 + v,
-                                    [a.shape for a in self.x])
+                lin = Linearization("G", lambda a: self.evaluate(
+                    "vjp", lambda: ref.vjp(a[:nx], a[nx:])), self.x64 + v,
+                    [a.shape for a in self.x])
             else:
                 s = [a.astype(np.float64) for a in self.direction("s")]
-                lin = Linearization("K", lambda a: ref.jvp(a[:nx], a[nx:]), self.x64 + s,
-                                    [o.shape for o in self.outs])
+                lin = Linearization("K", lambda a: self.evaluate(
+                    "jvp", lambda: ref.jvp(a[:nx], a[nx:])), self.x64 + s,
+                    [o.shape for o in self.outs])
             self._lins[name] = lin
         return self._lins[name]
 
