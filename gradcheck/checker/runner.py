@@ -229,8 +229,14 @@ def _start(ctx: Any, spec: str | None, imports: tuple[str, ...]) -> _Worker:
     result_out, result_in = ctx.Pipe(duplex=False)
     process = ctx.Process(target=_worker, args=(spec, imports, task_out, result_in, os.getpid()),
                           daemon=True)
-    with _sigint_blocked():
-        process.start()
+    try:
+        with _sigint_blocked():
+            process.start()
+    except BaseException:  # a Ctrl-C held back while it started: no worker is left behind
+        if process.pid is not None:
+            process.kill()
+            process.join(timeout=5)
+        raise
     task_out.close()  # the worker's ends: closed here, so a dead worker reads as EOF
     result_in.close()
     return _Worker(process, task_in, result_out)
