@@ -131,3 +131,17 @@ def test_nan_inputs_and_integer_inputs_are_never_a_pass() -> None:
     assert not nan.passed and "no usable example" in nan.failures[0].message
     ints = check(lambda x: x * 2, inputs=[np.array([1, 2])])
     assert not ints.passed and "nothing to differentiate" in ints.failures[0].message
+
+
+def test_a_non_finite_derivative_beside_a_finite_forward_is_an_unstable_formula() -> None:
+    from gradcheck.engine import Registry, define_op
+    from gradcheck.numpy import exp
+
+    # softplus' derivative as exp(x) / (1 + exp(x)): inf / inf = nan once exp overflows
+    local = Registry()
+    op = define_op("naive_softplus", lambda x: np.logaddexp(0.0, x),
+                   lambda g, out, x: g * exp(x) / (1.0 + exp(x)),
+                   jvp=lambda ts, out, x: ts[0] * exp(x) / (1.0 + exp(x)), registry=local)
+    report = check(op, inputs=[np.array([0.5, 800.0])], seed=0, paths=["vjp", "jvp"])
+    (f,) = [f for f in report.failures if f.path == "jvp" and f.reference == "numeric"]
+    assert f.kind == "mismatch" and "unstable formula?" in f.message

@@ -9,6 +9,7 @@ path table (:mod:`gradcheck.checker.table`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -102,6 +103,10 @@ def numeric_check(sess: Session, path: str) -> None:
     kind = None if verdict.passed else "mismatch"
     message = "" if verdict.passed else \
         f"{path} disagrees with the numeric derivative: {describe(verdict)} at {at}"
+    if not verdict.passed and not math.isfinite(verdict.got) and \
+            math.isfinite(verdict.expected):
+        message += (f"; {path} is {verdict.got} where the forward and the numeric derivative "
+                    "are finite (unstable formula?)")
     sess.record(Outcome(path, "numeric", kind, verdict, message, {"mode": sess.options.mode},
                         sp.directions, index))
 
