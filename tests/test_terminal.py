@@ -199,3 +199,15 @@ def test_list_lines_do_not_repeat_the_path() -> None:
     Terminal(file=out).finding(finding)
     assert out.getvalue() == ("FAIL a · vjp vs numeric · mismatch: max abs err 1 vs tolerance "
                               "0.1 (ratio 10) at element [0]\n")
+
+
+def test_convergence_table_of_show_fits_and_explains_n_a() -> None:
+    from gradcheck.cli.show import convergence_rows
+
+    steps = [0.1 / 4.0**k for k in range(16)]
+    headers, rows = convergence_rows({
+        "steps": steps, "expected_slope": 2.0,
+        "series": {"jvp": [1e-16 / h for h in steps], "vjp": [h * h + 1e-16 / h for h in steps]}})
+    assert headers == ["step", "vjp", "jvp"]
+    assert rows[-2] == ["fitted slope", "2.00", "n/a"]
+    assert rows[-1] == ["expected slope", "2.00", "2.00"]

@@ -137,6 +137,10 @@ def run_show(args: argparse.Namespace, terminal: Terminal,
         terminal.line("")
         terminal.table("convergence of the numeric reference (max abs error per step)",
                        headers, rows)
+        fitted = next(row for row in rows if row[0] == "fitted slope")
+        if "n/a" in fitted[1:]:
+            terminal.line("n/a: the error is rounding at every step (the path is linear along "
+                          "this direction), so there is no truncation part to fit")
     if report.stats:
         terminal.line("")
         terminal.line("stats: " + ", ".join(f"{k}={v}" for k, v in sorted(report.stats.items())))
