@@ -57,8 +57,13 @@ def test_registry_must_be_importable_for_workers() -> None:
     from gradcheck.engine import Registry
 
     local = Registry("local")
+    for name in ("sign_error", "affine_vjp"):
+        local.add(BROKEN.get(name))
     with pytest.raises(ValueError, match="cannot import it"):
-        run_sweep(["x"], registry=local, jobs=2)
+        run_sweep(["sign_error", "affine_vjp"], registry=local, jobs=2)
+    # in this process (jobs=1) no worker has to import it
+    results = run_sweep(["sign_error"], registry=local, examples=1, paths=["vjp"])
+    assert [r.op for r in results.reports] == ["sign_error"] and "registry" not in results.config
 
 
 def test_a_registry_can_be_named_for_workers() -> None:

@@ -72,8 +72,9 @@ def _check_one(registry: Registry, name: str, options: dict[str, Any]) -> Report
                             traceback.format_exc(), **options)
 
 
-def _registry_spec(registry: Registry | str | None) -> str | None:
-    """An importable ``module:attribute`` naming ``registry`` (None for the default)."""
+def _registry_spec(registry: Registry | str | None, needed: bool = True) -> str | None:
+    """An importable ``module:attribute`` naming ``registry`` (None for the default, or for
+    one no module holds when no worker process has to import it)."""
     if registry is None or registry is default_registry:
         return None
     if isinstance(registry, str):
@@ -82,6 +83,8 @@ def _registry_spec(registry: Registry | str | None) -> str | None:
         for attr, value in vars(module).items() if module is not None else ():
             if value is registry:
                 return f"{mod_name}:{attr}"
+    if not needed:
+        return None
     raise ValueError(f"run_sweep: registry {registry.name!r} is not an attribute of any "
                      "imported module, so worker processes cannot import it; pass "
                      "'module:attribute' or use jobs=1")
@@ -131,12 +134,13 @@ def run_sweep(ops: Iterable[str | Op], *, jobs: int = 1, progress: Progress | No
     imports = tuple(imports)
     for module in imports:
         importlib.import_module(module)
-    spec = _registry_spec(registry)
-    reg = _load_registry(spec) if isinstance(registry, str) else (registry or default_registry)
+    reg = _load_registry(registry) if isinstance(registry, str) else \
+        (registry or default_registry)
     names = _names(ops, reg)
     options = {**options, "timeout": timeout}
     tasks = [(name, {**options, **(per_op or {}).get(name, {})}) for name in names]
     workers = isolate if isolate is not None else (jobs > 1 and len(names) > 1)
+    spec = _registry_spec(registry, needed=workers and bool(tasks))
     with stop_signals():
         if workers and tasks:
             reports = _parallel(tasks, spec, imports, jobs, progress)
