@@ -211,3 +211,23 @@ def test_convergence_table_of_show_fits_and_explains_n_a() -> None:
     assert headers == ["step", "vjp", "jvp"]
     assert rows[-2] == ["fitted slope", "2.00", "n/a"]
     assert rows[-1] == ["expected slope", "2.00", "2.00"]
+
+
+def test_plain_progress_lines_are_corrected_by_the_runs_policy() -> None:
+    out = io.StringIO()
+    terminal = Terminal(file=out)
+    elu = _results().reports[1]
+    with terminal.progress(1) as done:
+        done(elu)  # judged by the default policy: FAIL
+    allow = VerdictPolicy(allow={"nn.elu": Allowance(frozenset({"value_leak"}), "known")})
+    terminal.summary(Results(reports=[elu]), allow)
+    lines = out.getvalue().splitlines()
+    assert lines[:2] == ["FAIL nn.elu double_vjp=fail", "ALLOWED nn.elu double_vjp=fail"]
+    out.truncate(0)
+    out.seek(0)
+    terminal = Terminal(file=out)
+    with terminal.progress(1, policy=allow) as done:
+        done(elu)
+    terminal.summary(Results(reports=[elu]), allow)
+    assert out.getvalue().splitlines()[:2] == ["ALLOWED nn.elu double_vjp=fail",
+                                               "gradcheck: 1 op: 1 allowed"]

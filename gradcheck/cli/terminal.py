@@ -131,7 +131,7 @@ class Terminal:
         self.console = Console(file=stream, no_color=plain, highlight=False, soft_wrap=plain,
                                width=width, force_terminal=False if plain else None,
                                emoji=False)
-        self._listed: set[str] = set()  # ops whose line plain mode has printed
+        self._listed: dict[str, str] = {}  # op -> the line plain mode printed for it
 
     # -- small pieces ------------------------------------------------------------------
 
@@ -180,12 +180,13 @@ class Terminal:
         """A context giving ``done(report)`` to call as each op finishes.
 
         Rich mode draws a bar; plain mode prints each op's line (:func:`op_line`) as it
-        finishes, and :meth:`summary` then does not list it again.
+        finishes, and :meth:`summary` then does not list it again -- unless its status under
+        the summary's policy differs (pass the run's ``policy`` here to avoid that).
         """
         if self.plain:
             def done_plain(report: Report) -> None:
-                self.line(op_line(report, policy))
-                self._listed.add(report.op)
+                self._listed[report.op] = op_line(report, policy)
+                self.line(self._listed[report.op])
 
             yield done_plain
             return
@@ -203,16 +204,19 @@ class Terminal:
     # -- results -----------------------------------------------------------------------
 
     def summary(self, results: Results, policy: VerdictPolicy = _DEFAULT_POLICY) -> None:
-        """Every op once: plain mode one line per op (those progress has not printed);
+        """Every op once: plain mode one line per op (those progress has not printed as is);
         rich mode a table of the ops that did not pass (every op with -v).  Then the
         totals and what the statuses mean."""
         policy = _policy(policy)
         reports = sorted(results.reports, key=lambda r: r.op)
         if self.plain:
             for report in reports:
-                if report.op not in self._listed:
-                    self.line(op_line(report, policy))
-                    self._listed.add(report.op)
+                # Again only if the run's policy (its suite's allowances, --fail-on) changes
+                # what progress printed with the default one.
+                line = op_line(report, policy)
+                if self._listed.get(report.op) != line:
+                    self.line(line)
+                    self._listed[report.op] = line
         else:
             self._summary_table(reports, policy)
         self.totals(results, policy)
