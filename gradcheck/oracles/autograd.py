@@ -42,7 +42,7 @@ __all__ = ["AutogradOracle", "AutogradProblem", "AutogradReference", "autograd_e
 Arrays = list[np.ndarray]
 
 
-def autograd_module() -> Any:
+def autograd_module() -> ModuleType:
     """The ``autograd`` module with the submodules the paths use."""
     import autograd
     import autograd.builtins  # noqa: F401  (tuple outputs)
@@ -162,8 +162,7 @@ class AutogradOracle(Oracle):
     extra = "autograd"
 
     def _import(self) -> ModuleType:
-        module: ModuleType = autograd_module()
-        return module
+        return autograd_module()
 
     def problem(self, call: Call) -> AutogradProblem:
         return AutogradProblem(call.fn, call.args, call.argnums, call.name)
@@ -177,10 +176,6 @@ class AutogradReference(EquivalentReference):
 
     def oracle(self) -> Oracle:
         return AutogradOracle()
-
-    def problem(self, fn: Callable[..., Any], args: Any, positions: Any,
-                name: str) -> AutogradProblem:
-        return AutogradProblem(fn, args, positions, name)
 
     def namespace(self, module: ModuleType) -> Any:
         return module.numpy

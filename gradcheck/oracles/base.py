@@ -167,9 +167,9 @@ def _float64(values: Sequence[Any]) -> list[np.ndarray]:
 
 class EquivalentReference:
     """A framework as a reference of the checker: a registry op's declared equivalent
-    (``equivalents=`` with the op), run by the framework's :class:`Problem` adapter.
+    (``equivalents=`` with the op), run by the framework's Problem (:meth:`Oracle.problem`).
 
-    Subclasses set ``name`` and implement :meth:`oracle` and :meth:`problem`."""
+    Subclasses set ``name`` and implement :meth:`oracle`."""
 
     name: str = ""
     #: op name -> (factor, reason): facts about the framework's kernels, which are only this
@@ -180,10 +180,11 @@ class EquivalentReference:
     def oracle(self) -> Oracle:
         """The framework's oracle (its lazy import and status)."""
 
-    @abc.abstractmethod
     def problem(self, fn: Callable[..., Any], args: Sequence[Any], positions: Sequence[int],
                 name: str) -> Any:
         """The framework's Problem for ``fn(*args)``, differentiated at ``positions``."""
+        return self.oracle().problem(Call(fn=fn, name=name, args=tuple(args),
+                                          argnums=tuple(positions)))
 
     def status(self) -> str | None:
         return self.oracle().status()

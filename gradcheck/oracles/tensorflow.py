@@ -244,7 +244,3 @@ class TensorFlowReference(EquivalentReference):
 
     def oracle(self) -> Oracle:
         return TensorFlowOracle()
-
-    def problem(self, fn: Callable[..., Any], args: Any, positions: Any,
-                name: str) -> TensorFlowProblem:
-        return TensorFlowProblem(fn, args, positions, name)
