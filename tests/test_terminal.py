@@ -177,6 +177,8 @@ def test_where_a_finding_is_worded_once() -> None:
     assert where(1, [(2,)], "element") == ([1], "element [1]")  # not "element element [1]"
     assert where(1, [(2,)], "output") == ([1], "output element [1]")
     assert where(3, [(2,), (2,)], "output") == ([1, 1], "output 1 at [1]")
+    assert where(0, [()], "output") == ([], "the output")  # not "output element []"
+    assert where(0, [()], "element") == ([], "the value")
 
 
 def test_a_file_that_is_not_results_is_said_once(tmp_path: Path) -> None:

@@ -91,6 +91,8 @@ def where(index: int, shapes: Sequence[tuple[int, ...]], what: str) -> tuple[lis
     k, idx = locate(index, shapes)
     noun = what if what == "element" else f"{what} element"  # never "element element"
     label = f"{what} {k} at {list(idx)}" if len(shapes) > 1 else f"{noun} {list(idx)}"
+    if len(shapes) == 1 and not idx:  # a 0-d value: no index to give
+        label = "the value" if what == "element" else f"the {what}"
     return ([k, *idx] if len(shapes) > 1 else list(idx)), label
 
 
