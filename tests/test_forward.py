@@ -1,5 +1,7 @@
 """ForwardAccumulator: native rules, the transpose fallback, nesting."""
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -77,3 +79,16 @@ def test_rule_returning_wrong_shape_is_a_clear_error():
     with pytest.raises(gc.RuleError, match="test_bad_jvp.*shape"):
         with gc.ForwardAccumulator(x, np.ones(3)):
             bad(x)
+
+
+def test_a_tangent_lives_as_long_as_its_primal():
+    # the accumulator keeps no tensor alive: a long chain's memory stays flat
+    x = gc.tensor(np.ones(3))
+    with gc.ForwardAccumulator(x, np.ones(3)) as acc:
+        y = gnp.sin(x)
+        ref = weakref.ref(y)
+        z = gnp.cos(y)
+        del y
+        assert ref() is None
+    assert np.allclose(acc.jvp(z).numpy(), -np.sin(np.sin(1.0)) * np.cos(1.0))
+    assert acc.jvp(x).numpy().tolist() == [1.0, 1.0, 1.0]

@@ -41,7 +41,9 @@ class ForwardAccumulator:
     def __init__(self, primals: Any, tangents: Any, *, force_transpose: bool = False) -> None:
         self.force_transpose = force_transpose
         self.level: float = state.new_level()
-        self._tangents: dict[int, tuple[Tensor, Any]] = {}
+        # the primals' tangents; every other tangent is kept on its tensor (``_tangents``),
+        # so it is freed with the tensor rather than held until the accumulator goes
+        self._primals: dict[int, tuple[Tensor, Any]] = {}
         ps, _ = flatten(primals)
         ts, _ = flatten(tangents)
         if len(ps) != len(ts):
@@ -60,7 +62,7 @@ class ForwardAccumulator:
                                  f"{np.shape(value_of(t))}, primal {i} has shape {p.shape}")
             if not isinstance(t, Tensor):
                 t = np.asarray(t, dtype=p.dtype)
-            self._tangents[id(p)] = (p, t)
+            self._primals[id(p)] = (p, t)
 
     def __enter__(self) -> ForwardAccumulator:
         state.push(self)
@@ -77,23 +79,34 @@ class ForwardAccumulator:
         leaves, tree = flatten(primals)
         out = []
         for p in leaves:
-            entry = self._tangents.get(id(p)) if type(p) is Tensor else None
-            t = None if entry is None else entry[1]
+            t = self._tangent(p)
             if t is None and unconnected_gradients == "zero":
                 t = np.zeros_like(value_of(p))
             out.append(None if t is None else (t if type(t) is Tensor else Tensor(t)))
         return unflatten(tree, out)
 
+    def _tangent(self, x: Any) -> Any:
+        """The tangent of ``x`` in this accumulator (None: it has none)."""
+        if type(x) is not Tensor:
+            return None
+        kept = x._tangents
+        if kept is not None and self.level in kept:
+            return kept[self.level]
+        entry = self._primals.get(id(x))
+        return None if entry is None else entry[1]
+
     def record(self, op: Op, args: tuple[Any, ...], outs: Any, params: dict[str, Any]) -> None:
-        table = self._tangents
-        # a key of the table is the id of a live tensor the table holds: no type test needed
-        if len(args) == 1:
-            entry = table.get(id(args[0]))
-            if entry is None:
-                return
-            tangents: tuple[Any, ...] = (entry[1],)
+        level = self.level
+        if len(args) == 1:  # the common case, inline: an op's only input is a tensor
+            kept = args[0]._tangents
+            t = kept.get(level) if kept is not None else None
+            if t is None:
+                t = self._tangent(args[0])
+                if t is None:
+                    return
+            tangents: tuple[Any, ...] = (t,)
         else:
-            tangents = tuple([None if (e := table.get(id(a))) is None else e[1] for a in args])
+            tangents = tuple([self._tangent(a) for a in args])
         nondiff = op.nondiff_argnums
         if nondiff:
             tangents = tuple([None if i in nondiff else t for i, t in enumerate(tangents)])
@@ -133,7 +146,7 @@ class ForwardAccumulator:
                         and rv.dtype == ov.dtype):
                     check_cotangent(op, 0, result, outs, what="output tangent")
                 if ov.dtype.kind in "fc":
-                    table[id(outs)] = (outs, result)
+                    _keep(outs, level, result)
             return
         if not isinstance(result, (tuple, list)) or len(result) != op.nout:
             raise RuleError(op.name, "jvp", "count", f"the JVP rule must return {op.nout} tangents")
@@ -141,7 +154,15 @@ class ForwardAccumulator:
             if t is None or not is_float(o):
                 continue
             check_cotangent(op, k, t, o, what="output tangent")
-            table[id(o)] = (o, t)
+            _keep(o, level, t)
+
+
+def _keep(out: Tensor, level: float, tangent: Any) -> None:
+    """Keep ``tangent`` on the tensor ``out`` for the accumulator of ``level``."""
+    if out._tangents is None:
+        out._tangents = {level: tangent}
+    else:
+        out._tangents[level] = tangent
 
 
 def transpose_jvp(op: Op, tangents: list[Any], outs: tuple[Tensor, ...], args: tuple[Any, ...],

@@ -39,12 +39,15 @@ _OPS = _Ops()
 class Tensor:
     """A value the engine can differentiate.  Create with :func:`gradcheck.tensor`."""
 
-    __slots__ = ("_value", "__weakref__")
+    # ``_tangents``: {accumulator level: tangent}, kept by forward accumulators on the tensors
+    # they compute, so a tangent lives exactly as long as its primal.
+    __slots__ = ("_value", "_tangents", "__weakref__")
     # numpy defers binary operators with an ndarray on the left to our reflected ones.
     __array_ufunc__ = None
 
     def __init__(self, value: Any) -> None:
         self._value = value
+        self._tangents: dict[float, Any] | None = None
 
     # -- the array -------------------------------------------------------
     def numpy(self) -> np.ndarray:
