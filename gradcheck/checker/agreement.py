@@ -67,22 +67,34 @@ def _bind(sess: Session, ref: Reference) -> tuple[Any, Outcome | None]:
     return bind, None
 
 
-def _forward_differs(sess: Session, rs: Session) -> Outcome | None:
-    """A reference whose forward differs computes another function: compare nothing else."""
+#: Relative difference of the forwards (on the inputs' scale) above which a reference computes
+#: another function (a wrong equivalent); below it, an inaccurate forward.
+SAME_FUNCTION = 1e-5
+
+
+def _forward_differs(sess: Session, rs: Session) -> tuple[Outcome | None, bool]:
+    """Whether the reference's forward differs from the target's, and whether it computes
+    the same function at all: an inaccurate forward (TensorFlow's float64 gelu rounds its
+    constants to float32) is a finding, and the reference's derivatives are then judged
+    against the numeric derivative of its own forward; a different function stops here."""
     side, ours, theirs = rs.side, sess.outs, rs.outs
     if [o.shape for o in ours] != [t.shape for t in theirs]:
         return Outcome("forward", STRUCTURE, "mismatch", side=side, message=(
             f"{side}'s equivalent of {sess.target.name} returns shapes "
-            f"{[t.shape for t in theirs]}, the target {[o.shape for o in ours]}"))
+            f"{[t.shape for t in theirs]}, the target {[o.shape for o in ours]}")), False
     # the floor (the inputs' scale) keeps values computed with cancellation from tripping it
-    verdict = elementwise(ours, theirs, sess.tol, scale=top(sess.x))
+    scale = max(top(sess.x), top(ours))
+    verdict = elementwise(ours, theirs, sess.tol, scale=scale)
     if verdict.passed:
-        return None
+        return None, True
     index, at = where(verdict.worst or 0, [o.shape for o in ours], "output")
-    return Outcome("forward", STRUCTURE, "mismatch", verdict, side=side, worst_index=index,
-                   message=f"{side}'s equivalent of {sess.target.name} computes a different "
-                           f"value ({describe(verdict)} at {at}): a wrong equivalent, or "
-                           f"{side}'s forward is wrong here")
+    same = verdict.max_abs_err <= SAME_FUNCTION * max(scale, 1e-300)
+    what = (f"{side}'s forward of {sess.target.name} is inaccurate here" if same else
+            f"{side}'s equivalent of {sess.target.name} computes a different value (a wrong "
+            f"equivalent, or {side}'s forward is wrong here)")
+    return Outcome("forward", "numeric" if same else STRUCTURE, "mismatch", verdict,
+                   side=side, worst_index=index,
+                   message=f"{what}: {describe(verdict)} at {at}"), same
 
 
 def examine_reference(sess: Session, ref: Reference, wanted: set[tuple[str, str]] | None,
@@ -101,12 +113,14 @@ def examine_reference(sess: Session, ref: Reference, wanted: set[tuple[str, str]
         rs.forward()
     except Exception:  # noqa: BLE001 - Skip or Stop: recorded on rs, or not finite
         return rs.outcomes
-    differs = _forward_differs(sess, rs)
-    if differs is not None:
+    differs, same = _forward_differs(sess, rs)
+    if differs is not None and not same:
         return [differs]
-    if sess.dtype == "float64":
+    if differs is None and sess.dtype == "float64":
         rs._lins["f"] = sess.linearization("f")  # same point, same function: share
     skipped = run_checks(rs, options, wanted)
+    if differs is not None:  # judged on its own forward; comparing values means nothing
+        return [differs, *rs.outcomes]
     if skipped is None:
         for path in sess.options.paths:
             if wanted is None or (path, ref.name) in wanted:
