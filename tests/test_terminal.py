@@ -141,6 +141,9 @@ def test_finding_line_says_tag_values_side_and_reason_once() -> None:
                       worst_index=[0, 1], details={"analytic": -0.79, "numeric": 0.7912345},
                       attributed_to="tensorflow")
     assert values_text(finding) == "got -0.79, expected 0.7912 at [0, 1]"
+    scalar = Finding("a", "vjp", "numeric", "mismatch", "off", worst_index=[],
+                     details={"analytic": "nan", "numeric": 1})
+    assert values_text(scalar) == "got nan, expected 1"
     policy = VerdictPolicy(allow={"nn.elu": Allowance(frozenset({"tensorflow:mismatch"}),
                                                       "TF bug 123")})
     out = io.StringIO()

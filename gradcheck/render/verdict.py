@@ -180,7 +180,7 @@ def values_text(finding: Finding) -> str:
     if "analytic" not in details or "numeric" not in details:
         return ""
     text = f"got {_short(details['analytic'])}, expected {_short(details['numeric'])}"
-    if finding.worst_index is not None:
+    if finding.worst_index:  # none for a 0-d value
         text += f" at {list(finding.worst_index)}"
     return text
 
