@@ -69,24 +69,21 @@ class Op:
     # the per-input VJP rules when declared that way: a tape calls only the ones it needs
     vjp_parts: tuple[Rule | None, ...] | None = None
 
-    def __call__(self, *args: Any, **params: Any) -> Any:
-        if self.nin is not None and len(args) > self.nin:
-            # numpy style: parameters may be passed positionally after the inputs
-            names = self.param_names
-            extra = args[self.nin:]
-            if len(extra) > len(names):
-                raise TypeError(f"op {self.name!r} takes {self.nin} inputs and parameters "
-                                f"{names}; got {len(args)} positional arguments")
-            params = {**dict(zip(names, extra, strict=False)), **params}
-            args = args[: self.nin]
-        for a in args:
-            if type(a) is Tensor:
-                return bind(self, args, params)
-        # plain numpy (how rules run when nothing watches): no tracer can see this call
-        if self.nin is not None and len(args) != self.nin:
-            raise TypeError(f"op {self.name!r} takes {self.nin} positional inputs, "
-                            f"got {len(args)}")
-        return self.forward(*args, **params)
+    #: Calling an op binds it: ``op(x, y, axis=0)`` is ``bind(op, x, y, axis=0)``.
+    __call__ = bind
+
+    def split_parameters(self, args: tuple[Any, ...],
+                         params: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """``(inputs, params)`` from a call with parameters passed positionally after the
+        inputs, numpy style; a TypeError when the count is wrong."""
+        nin = self.nin
+        if nin is None or len(args) < nin:
+            raise TypeError(f"op {self.name!r} takes {nin} positional inputs, got {len(args)}")
+        names, extra = self.param_names, args[nin:]
+        if len(extra) > len(names):
+            raise TypeError(f"op {self.name!r} takes {nin} inputs and parameters "
+                            f"{names}; got {len(args)} positional arguments")
+        return args[:nin], {**dict(zip(names, extra, strict=False)), **params}
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -164,7 +161,7 @@ def _linear_jvp(op: Op) -> Rule:
             x if i in op.nondiff_argnums else (zero(x) if t is None else t)
             for i, (t, x) in enumerate(zip(tangents, inputs, strict=True))
         ]
-        return bind(op, args, params)
+        return bind(op, *args, **params)
 
     return jvp
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engine import state
-from gradcheck.engine.op import Op, RuleError, bind, call_rule
+from gradcheck.engine.op import Op, RuleError, call_rule
 from gradcheck.engine.primitives import add_cotangents
 from gradcheck.engine.pytree import flatten, unflatten
 from gradcheck.engine.tensor import Tensor, is_float, value_of
@@ -34,7 +34,7 @@ def _aggregate(cotangents: list[Any]) -> Any:
     """The sum of one tensor's cotangents, as ops (an outer tape differentiates it)."""
     total = cotangents[0]
     for c in cotangents[1:]:
-        total = bind(add_cotangents, (total, c), {})
+        total = add_cotangents(total, c)
     return total
 
 

@@ -9,7 +9,6 @@ this module cannot import it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -122,43 +121,43 @@ class Tensor:
 
     # Arithmetic is differentiable: each operator is a registered op.
     def __add__(self, other: Any) -> Any:
-        return bind(_OPS["add"], (self, other), {})
+        return bind(_OPS["add"], self, other)
 
     def __radd__(self, other: Any) -> Any:
-        return bind(_OPS["add"], (other, self), {})
+        return bind(_OPS["add"], other, self)
 
     def __sub__(self, other: Any) -> Any:
-        return bind(_OPS["subtract"], (self, other), {})
+        return bind(_OPS["subtract"], self, other)
 
     def __rsub__(self, other: Any) -> Any:
-        return bind(_OPS["subtract"], (other, self), {})
+        return bind(_OPS["subtract"], other, self)
 
     def __mul__(self, other: Any) -> Any:
-        return bind(_OPS["multiply"], (self, other), {})
+        return bind(_OPS["multiply"], self, other)
 
     def __rmul__(self, other: Any) -> Any:
-        return bind(_OPS["multiply"], (other, self), {})
+        return bind(_OPS["multiply"], other, self)
 
     def __truediv__(self, other: Any) -> Any:
-        return bind(_OPS["divide"], (self, other), {})
+        return bind(_OPS["divide"], self, other)
 
     def __rtruediv__(self, other: Any) -> Any:
-        return bind(_OPS["divide"], (other, self), {})
+        return bind(_OPS["divide"], other, self)
 
     def __pow__(self, other: Any) -> Any:
-        return bind(_OPS["power"], (self, other), {})
+        return bind(_OPS["power"], self, other)
 
     def __rpow__(self, other: Any) -> Any:
-        return bind(_OPS["power"], (other, self), {})
+        return bind(_OPS["power"], other, self)
 
     def __matmul__(self, other: Any) -> Any:
-        return bind(_OPS["matmul"], (self, other), {})
+        return bind(_OPS["matmul"], self, other)
 
     def __rmatmul__(self, other: Any) -> Any:
-        return bind(_OPS["matmul"], (other, self), {})
+        return bind(_OPS["matmul"], other, self)
 
     def __neg__(self) -> Any:
-        return bind(_OPS["negative"], (self,), {})
+        return bind(_OPS["negative"], self)
 
     def __pos__(self) -> Tensor:
         return self
@@ -228,13 +227,14 @@ def tensor(value: Any, dtype: Any = None) -> Tensor:
     return Tensor(np.array(value, dtype=dtype))
 
 
-def bind(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    """Run the op ``op`` (a :class:`~gradcheck.engine.op.Op`) on ``args``: its numpy forward,
-    then every visible tracer sees the call.  Without a tensor among ``args`` it is plain
-    numpy and returns the forward's value."""
+def bind(op: Any, /, *args: Any, **params: Any) -> Any:
+    """Call the op ``op`` (a :class:`~gradcheck.engine.op.Op`; ``Op.__call__`` is this
+    function): its numpy forward, then every visible tracer sees the call.  Without a
+    tensor among ``args`` it is plain numpy and returns the forward's value."""
     n = len(args)
     if op.nin is not None and n != op.nin:
-        raise TypeError(f"op {op.name!r} takes {op.nin} positional inputs, got {n}")
+        args, params = op.split_parameters(args, params)
+        n = len(args)
     # unrolled for one and two inputs, the common cases on the hot path
     if n == 1:
         a = args[0]
@@ -253,10 +253,16 @@ def bind(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
         out = op.forward(*[a._value if type(a) is Tensor else a for a in args], **params)
     outs: Any
     if op.nout == 1:
-        outs = Tensor(out if type(out) is np.ndarray else np.asarray(out))
+        # Tensor(out) without the __init__ call: this runs once per op
+        outs = _new(Tensor)
+        outs._value = out if type(out) is np.ndarray else np.asarray(out)
+        outs._tangents = None
     else:
         outs = tuple(Tensor(np.asarray(o)) for o in out)
     if op.differentiable:
         for tracer in state.current:
             tracer.record(op, args, outs, params)
     return outs
+
+
+_new = object.__new__
