@@ -531,8 +531,14 @@ def test_verdict_leads_the_page(page: Node) -> None:
 def test_attributed_findings_name_the_side() -> None:
     finding = Finding("sin", "vjp", "tensorflow", "mismatch", "TF's gradient is off", 1.0,
                       1.0, 1e-6, attributed_to="tensorflow")
-    page = parse(render_html(Results(reports=[Report(op="sin", findings=[finding])])))
-    assert "tensorflow's derivative" in page.find("article", "finding").find("h5").text()
+    other = Finding("sin", "jvp", "numeric", "mismatch", "off", 1.0, 1.0, 1e-6,
+                    details={"analytic": 1.0, "numeric": 2.0})
+    page = parse(render_html(Results(reports=[Report(op="sin", findings=[finding, other])])))
+    assert "tensorflow's derivative" in page.find_all("article", "finding")[0].find("h5").text()
+    assert "got 1, expected 2" in page.find_all("article", "finding")[1].text()
+    listed = " ".join(page.find("section", id="troubles").find("li").text().split())
+    assert listed.endswith("vjp vs tensorflow · mismatch: TF's gradient is off "
+                           "(tensorflow's derivative) (+1 more)")
 
 
 def test_exceptions_are_a_table_not_run_settings() -> None:
