@@ -105,6 +105,8 @@ class ForwardAccumulator:
                 if t is None:
                     return
             tangents: tuple[Any, ...] = (t,)
+        elif len(args) == 2:
+            tangents = (self._tangent(args[0]), self._tangent(args[1]))
         else:
             tangents = tuple([self._tangent(a) for a in args])
         nondiff = op.nondiff_argnums
@@ -123,19 +125,7 @@ class ForwardAccumulator:
             elif state.current:
                 result = call_rule(op, op.jvp, tangents, outs, args, params)
             else:  # nobody watches: the rule runs on raw arrays
-                out = tuple(o._value for o in outs) if op.nout > 1 else outs._value
-                if len(args) == 1:
-                    t, a = tangents[0], args[0]
-                    raw_t: tuple[Any, ...] = (t._value if type(t) is Tensor else t,)
-                    raw_args: Any = (a._value if type(a) is Tensor else a,)
-                else:
-                    raw_t = tuple([t._value if type(t) is Tensor else t for t in tangents])
-                    raw_args = [a._value if type(a) is Tensor else a for a in args]
-                try:
-                    result = op.jvp(raw_t, out, *raw_args, **params)
-                except Exception as exc:
-                    annotate(exc, op, op.jvp)
-                    raise
+                result = _raw_jvp(op, tangents, outs, args, params)
         finally:
             state.swap(saved)
         if op.nout == 1:
@@ -146,7 +136,10 @@ class ForwardAccumulator:
                         and rv.dtype == ov.dtype):
                     check_cotangent(op, 0, result, outs, what="output tangent")
                 if ov.dtype.kind in "fc":
-                    _keep(outs, level, result)
+                    if outs._tangents is None:
+                        outs._tangents = {level: result}
+                    else:
+                        outs._tangents[level] = result
             return
         if not isinstance(result, (tuple, list)) or len(result) != op.nout:
             raise RuleError(op.name, "jvp", "count", f"the JVP rule must return {op.nout} tangents")
@@ -155,6 +148,37 @@ class ForwardAccumulator:
                 continue
             check_cotangent(op, k, t, o, what="output tangent")
             _keep(o, level, t)
+
+
+def _raw_jvp(op: Op, tangents: tuple[Any, ...], outs: Any, args: tuple[Any, ...],
+             params: dict[str, Any]) -> Any:
+    """An op's JVP on raw arrays: the fast path, when no tracer sees the rule's ops."""
+    out = tuple(o._value for o in outs) if op.nout > 1 else outs._value
+    if len(args) == 1:
+        t, a = tangents[0], args[0]
+        raw_t: tuple[Any, ...] = (t._value if type(t) is Tensor else t,)
+        raw_args: tuple[Any, ...] = (a._value if type(a) is Tensor else a,)
+    elif len(args) == 2:
+        (t, u), (a, b) = tangents, args
+        raw_t = (t._value if type(t) is Tensor else t, u._value if type(u) is Tensor else u)
+        raw_args = (a._value if type(a) is Tensor else a, b._value if type(b) is Tensor else b)
+    else:
+        raw_t = tuple([t._value if type(t) is Tensor else t for t in tangents])
+        raw_args = tuple([a._value if type(a) is Tensor else a for a in args])
+    parts = op.jvp_parts
+    try:
+        if parts is None:
+            return op.jvp(raw_t, out, *raw_args, **params)  # type: ignore[misc]
+        # per-input rules, called directly: the sum of the inputs' contributions
+        total = None
+        for rule, t in zip(parts, raw_t, strict=True):
+            if rule is not None and t is not None:
+                term = rule(t, out, *raw_args, **params)
+                total = term if total is None else total + term
+        return total
+    except Exception as exc:
+        annotate(exc, op, op.jvp)  # type: ignore[arg-type]
+        raise
 
 
 def _keep(out: Tensor, level: float, tangent: Any) -> None:

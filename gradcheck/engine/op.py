@@ -66,8 +66,9 @@ class Op:
     fill_zeros: bool = True
     meta: dict[str, Any] = field(default_factory=dict)
     doc: str = ""
-    # the per-input VJP rules when declared that way: a tape calls only the ones it needs
+    # the per-input rules when declared that way: tracers call only the ones they need
     vjp_parts: tuple[Rule | None, ...] | None = None
+    jvp_parts: tuple[Rule | None, ...] | None = None
 
     #: Calling an op binds it: ``op(x, y, axis=0)`` is ``bind(op, x, y, axis=0)``.
     __call__ = bind
@@ -150,20 +151,23 @@ def _linear_jvp(op: Op) -> Rule:
     """The JVP of a linear op is the op applied to the tangents (zeros where None)."""
 
     def jvp(tangents: Sequence[Any], out: Any, *inputs: Any, **params: Any) -> Any:
-        def zero(x: Any) -> Any:
-            # a Python number stays a (weak) Python number, so float32 stays float32; a zero
-            # tangent is a constant, so a plain array serves (nothing differentiates it)
-            if type(x) in (int, float, complex):
-                return type(x)(0)
-            return np.zeros_like(x._value if type(x) is Tensor else x)
-
+        if len(tangents) == 1:  # the common case: the tangent is there (else no JVP is asked)
+            return bind(op, tangents[0], **params)
         args = [
-            x if i in op.nondiff_argnums else (zero(x) if t is None else t)
+            x if i in op.nondiff_argnums else (_zero(x) if t is None else t)
             for i, (t, x) in enumerate(zip(tangents, inputs, strict=True))
         ]
         return bind(op, *args, **params)
 
     return jvp
+
+
+def _zero(x: Any) -> Any:
+    """A zero tangent for ``x``: a constant, so a plain array serves (nothing differentiates
+    it); a Python number stays a (weak) Python number, so float32 stays float32."""
+    if type(x) in (int, float, complex):
+        return type(x)(0)
+    return np.zeros_like(x._value if type(x) is Tensor else x)
 
 
 def _count_inputs(name: str, rule: Rule, what: str, leading: int) -> int | None:
@@ -242,8 +246,10 @@ def define_op(
             f"op {name!r}: a differentiable op needs a vjp rule (use zero_derivative(...) or "
             "differentiable=False for ops without derivatives)"
         )
+    jvp_parts = None
     if isinstance(jvp, (list, tuple)):
         counts["jvp"] = len(jvp)
+        jvp_parts = tuple(jvp)
         jvp = _per_argument(jvp, "jvp")
     elif jvp is not None:
         if not callable(jvp):
@@ -272,7 +278,7 @@ def define_op(
         nondiff_argnums=tuple(nondiff_argnums), differentiable=differentiable, linear=linear,
         first_order_only=first_order_only, transpose_jvp_reason=transpose_jvp_reason,
         fill_zeros=fill_zeros, meta=meta, doc=doc or (forward.__doc__ or ""),
-        vjp_parts=vjp_parts,
+        vjp_parts=vjp_parts, jvp_parts=jvp_parts,
     )
     if linear and op.jvp is None:
         op.jvp = _linear_jvp(op)
