@@ -12,6 +12,12 @@ and the ratio to autograd in the same mode (reverse to ``autograd grad``, forwar
 ``autograd make_jvp``), all in one run: our reverse mode (tape + gradient), our native JVP,
 our transpose (double-VJP) JVP, and where installed autograd's grad and make_jvp,
 TensorFlow eager GradientTape and ForwardAccumulator, and torch's backward.
+
+The cases run in interleaved rounds (each round times every case once) and the median of
+the rounds is reported, so a burst of load on a shared machine hits every case alike.  The
+default clock is the process's CPU time (``--clock cpu``), which does not count the time
+other processes hold the CPU; ``--clock wall`` measures elapsed time.  TensorFlow and torch
+may use more than one thread, which CPU time adds up.
 """
 
 from __future__ import annotations
@@ -57,14 +63,20 @@ def mixed_chain(ns: Any, x: Any, k: int) -> Any:
 CHAINS: dict[str, Callable[[Any, Any, int], Any]] = {"unary": unary_chain, "mixed": mixed_chain}
 
 
-def timeit(fn: Callable[[], object], repeat: int) -> float:
-    fn()  # warm up
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+def time_rounds(cases: dict[str, Callable[[], object]], repeat: int,
+                clock: Callable[[], float]) -> dict[str, float]:
+    """Median seconds per case over ``repeat`` interleaved rounds (after one warm-up round)."""
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for round_ in range(repeat + 1):
+        for name, fn in cases.items():
+            t0 = clock()
+            fn()
+            if round_:
+                times[name].append(clock() - t0)
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 Cases = dict[str, tuple[str, Callable[[], object]]]  # name -> (mode, run)
@@ -153,20 +165,21 @@ def torch_cases(chain: Callable[..., Any], x0: np.ndarray, k: int) -> Cases:
     return {f"torch backward ({torch.__version__})": ("reverse", reverse)}
 
 
-def run_chain(name: str, n: int, k: int, repeat: int, rng: np.random.Generator) -> None:
+def run_chain(name: str, n: int, k: int, repeat: int, clock: Callable[[], float],
+              rng: np.random.Generator) -> None:
     """Time one chain at one size and print every figure."""
     chain = CHAINS[name]
     x0 = rng.uniform(-1, 1, n)
-    floor = timeit(lambda: chain(np, x0, k), repeat)
-    cases = {**engine_cases(chain, x0, k), **autograd_cases(chain, x0, k),
+    cases = {"numpy forward (floor)": ("floor", lambda: chain(np, x0, k)),
+             **engine_cases(chain, x0, k), **autograd_cases(chain, x0, k),
              **tensorflow_cases(chain, x0, k), **torch_cases(chain, x0, k)}
-    times = {case: timeit(fn, repeat) for case, (_, fn) in cases.items()}
+    times = time_rounds({case: fn for case, (_, fn) in cases.items()}, repeat, clock)
+    floor = times["numpy forward (floor)"]
     baseline = {"reverse": times.get("autograd grad"), "forward": times.get("autograd make_jvp")}
     print(f"\n{name} chain, K={k} ops, float64, n={n}")
     print(f"{'':36s} {'us/op':>9s} {'x numpy':>9s} {'x autograd':>11s}")
-    print(f"{'numpy forward (floor)':36s} {floor / k * 1e6:9.2f} {1.0:9.2f}")
     for case, (mode, _) in cases.items():
-        t, base = times[case], baseline[mode]
+        t, base = times[case], baseline.get(mode)
         vs = f"{t / base:11.2f}" if base else f"{'':11s}"
         print(f"{case:36s} {t / k * 1e6:9.2f} {t / floor:9.2f} {vs}")
 
@@ -177,12 +190,15 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=1000, help="ops in a chain (a multiple of 10)")
     parser.add_argument("--sizes", default="10,100000", help="array sizes, comma-separated")
     parser.add_argument("--chains", default="unary,mixed", help="chains, comma-separated")
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=7, help="timed rounds (median)")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu",
+                        help="cpu: this process's CPU time (default); wall: elapsed time")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
+    print(f"clock: {args.clock}; median of {args.repeat} interleaved rounds")
     for name in args.chains.split(","):
         for n in (int(s) for s in args.sizes.split(",")):
-            run_chain(name, n, args.k, args.repeat, rng)
+            run_chain(name, n, args.k, args.repeat, CLOCKS[args.clock], rng)
 
 
 if __name__ == "__main__":
