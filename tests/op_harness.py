@@ -41,6 +41,10 @@ JVP_METHODS = ("native", "transpose", "double_vjp")
 #: Each example runs every path; these keep the op tests about as fast as the comparison
 #: code they replace.
 EXAMPLES = {"float64": 3, "float32": 2, "autograd": 2}
+#: Forward tolerances (rtol, atol): the default one rounds like a few float64 operations;
+#: shape and indexing ops move or add numbers without rounding.
+DEFAULT = (1e-12, None)
+EXACT = (1e-13, 1e-13)
 
 
 # ---------------------------------------------------------------------------------------
@@ -250,7 +254,6 @@ class ModuleCase:
     args: tuple[Any, ...]
     nondiff: tuple[int, ...] = ()
     reference: Callable[..., Any] | None = None
-    no_autograd: str = "a function of registered ops has no declared autograd equivalent"
 
     def __call__(self, *args: Any) -> Any:
         return self.fn(gnp, *args)
@@ -389,7 +392,7 @@ class PathChecks:
     cases: ClassVar[Sequence[Any]] = ()
     #: Forward values against the reference: ``rtol`` and ``atol`` (None: rtol times the
     #: largest value).
-    forward_tolerance: ClassVar[tuple[float, float | None]] = (1e-12, None)
+    forward_tolerance: ClassVar[tuple[float, float | None]] = DEFAULT
     # For SampledMetadataChecks: the ops swept and the examples per dtype.
     sampled_ops: ClassVar[Sequence[str]] = ()
     sampled_examples: ClassVar[dict[str, int]] = {"float64": 4}
@@ -417,6 +420,11 @@ class PathChecks:
     def test_float32(self, case: Any) -> None:
         """Every path stays float32 and agrees with the numeric reference there."""
         case.check("float32")
+
+
+class AutogradChecks:
+    """For tables of :class:`OpCase` (mix into a :class:`PathChecks` subclass): every row
+    without a ``no_autograd`` reason is compared with autograd."""
 
     @pytest.mark.autograd
     @on_rows(lambda case: not case.no_autograd)

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import scipy.special as sp
 from op_harness import (
+    AutogradChecks,
     ElementwiseChecks,
     OpCase,
     PathChecks,
@@ -83,7 +84,7 @@ CASES = [
 ]
 
 
-class TestActivations(PathChecks, ElementwiseChecks):
+class TestActivations(PathChecks, AutogradChecks, ElementwiseChecks):
     cases = CASES
 
 

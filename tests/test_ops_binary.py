@@ -16,6 +16,7 @@ import scipy.special as sp
 from op_harness import (
     HVP_MODES,
     JVP_METHODS,
+    AutogradChecks,
     OpCase,
     PathChecks,
     SampledMetadataChecks,
@@ -60,7 +61,7 @@ MY_OPS = ["add", "subtract", "multiply", "divide", "power", "where", "maximum", 
           "arctan2", "hypot", "logaddexp", "squared_difference", "special.xlogy", "fmod"]
 
 
-class TestBinaryOps(PathChecks, SampledMetadataChecks):
+class TestBinaryOps(PathChecks, AutogradChecks, SampledMetadataChecks):
     cases = CASES
     sampled_ops = MY_OPS
     sampled_without_autograd = {"fmod": NO_FMOD}

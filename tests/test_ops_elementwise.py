@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import scipy.special as sp
 from op_harness import (
+    AutogradChecks,
     ElementwiseChecks,
     OpCase,
     PathChecks,
@@ -77,7 +78,7 @@ CASES = [
 ]
 
 
-class TestElementwiseOps(PathChecks, ElementwiseChecks):
+class TestElementwiseOps(PathChecks, AutogradChecks, ElementwiseChecks):
     cases = CASES
 
 

@@ -18,6 +18,7 @@ import scipy.special as sp
 from op_harness import (
     HVP_MODES,
     JVP_METHODS,
+    AutogradChecks,
     OpCase,
     PathChecks,
     SampledMetadataChecks,
@@ -122,7 +123,7 @@ MY_OPS = ["sum", "mean", "prod", "max", "min", "special.logsumexp", "var", "std"
           "cumsum", "cumprod", "cumlogsumexp", "linear_recurrence"]
 
 
-class TestReductions(PathChecks, SampledMetadataChecks):
+class TestReductions(PathChecks, AutogradChecks, SampledMetadataChecks):
     cases = CASES
     sampled_ops = MY_OPS
     sampled_without_autograd = {"cumlogsumexp": NO_CUMLOGSUMEXP, "cumprod": NO_CUMPROD,
