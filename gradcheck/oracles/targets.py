@@ -130,13 +130,13 @@ class FrameworkTarget(FunctionTarget):
         return [i for i, a in enumerate(example.args) if np.asarray(a).dtype.kind == "f"]
 
     def bind(self, example: Example) -> Problem:
-        if self.framework == "tensorflow":
-            from gradcheck.oracles.tensorflow import TensorFlowProblem
+        from gradcheck.oracles import get_oracle
+        from gradcheck.oracles.inputs import Call
 
-            return TensorFlowProblem(self.fn, example.args, self.positions(example), self.name)
-        from gradcheck.oracles.autograd import AutogradProblem
-
-        return AutogradProblem(self.fn, example.args, self.positions(example), self.name)
+        call = Call(fn=self.fn, name=self.name, args=tuple(example.args),
+                    argnums=tuple(self.positions(example)))
+        problem: Problem = get_oracle(self.framework).problem(call)
+        return problem
 
     def unsupported(self) -> dict[str, str]:
         """Paths the framework cannot compute for this function, found by trying once at a
