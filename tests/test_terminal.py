@@ -108,6 +108,7 @@ def test_plain_summary_lists_each_op_once_with_the_paths_that_did_not_pass() -> 
         "gradcheck: 2 ops: 1 fail, 1 warn",
         "  FAIL    a derivative is wrong or unusable",
         "  WARN    correct, but wasteful (the double-VJP needs its dummy fed)",
+        "  checked vjp, double_vjp against numeric, tensorflow (5 comparisons)",
     ]
 
 

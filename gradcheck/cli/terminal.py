@@ -36,6 +36,7 @@ from gradcheck.render.verdict import (
     message_text,
     op_status,
     path_rank,
+    reference_rank,
     values_text,
 )
 
@@ -261,6 +262,12 @@ class Terminal:
         self.line(text, style="bold red" if bad else "bold green")
         for status in (s for s in OP_STATUSES if counts[s] and s != "pass"):
             self.line(f"  {status.upper():7} {STATUS_MEANING[status]}", style="dim")
+        cells = [c for r in results.reports for c in r.cells]
+        if cells:  # what "pass" stands on
+            paths = sorted({c.path for c in cells if "(" not in c.path}, key=path_rank)
+            refs = sorted({c.reference for c in cells}, key=reference_rank)
+            self.line(f"  checked {', '.join(paths)} against {', '.join(refs)} "
+                      f"({len(cells)} comparisons)", style="dim")
 
     def findings(self, results: Results, policy: VerdictPolicy = _DEFAULT_POLICY,
                  limit: int = 10) -> None:

@@ -45,6 +45,7 @@ from gradcheck.render.verdict import (
     message_text,
     op_status,
     path_rank,
+    reference_rank,
     values_text,
 )
 
@@ -215,15 +216,9 @@ def pretty(value: Any, indent: int = 0) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _reference_key(reference: str) -> tuple[int, str]:
-    if reference in REFERENCE_ORDER:
-        return (REFERENCE_ORDER.index(reference), "")
-    return (len(REFERENCE_ORDER), reference)
-
-
 def _columns(reports: list[Report]) -> list[Column]:
     pairs = {(c.path, c.reference) for r in reports for c in r.cells}
-    ordered = sorted(pairs, key=lambda p: (path_rank(p[0]), _reference_key(p[1])))
+    ordered = sorted(pairs, key=lambda p: (path_rank(p[0]), reference_rank(p[1])))
     return [Column(path, reference) for path, reference in ordered]
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "attribution_text",
     "message_text",
     "path_rank",
+    "reference_rank",
     "PATH_ORDER",
     "REFERENCE_ORDER",
 ]
@@ -92,7 +93,8 @@ def path_rank(path: str) -> tuple[int, int, int, str]:
     return (int(tf), 1 if "(" in base else 2, 0, base)
 
 
-def _reference_rank(reference: str) -> tuple[int, str]:
+def reference_rank(reference: str) -> tuple[int, str]:
+    """Sort key of a reference: the numeric derivative first, then the frameworks."""
     if reference in REFERENCE_ORDER:
         return (REFERENCE_ORDER.index(reference), "")
     return (len(REFERENCE_ORDER), reference)
@@ -122,7 +124,7 @@ def _finding_key(item: tuple[Finding, str]) -> tuple[Any, ...]:
     # Failing findings first; within them the earliest path against the numeric reference,
     # because a wrong VJP makes every path built on it wrong too.
     return (_TAG_RANK[tag] > _TAG_RANK["allowed"], path_rank(finding.path),
-            _reference_rank(finding.reference), _TAG_RANK[tag], finding.kind, finding.message)
+            reference_rank(finding.reference), _TAG_RANK[tag], finding.kind, finding.message)
 
 
 def findings_by_op(reports: Iterable[Report], policy: VerdictPolicy,
