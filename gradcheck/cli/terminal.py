@@ -261,13 +261,20 @@ class Terminal:
         bad = counts["fail"] or counts["error"]
         self.line(text, style="bold red" if bad else "bold green")
         for status in (s for s in OP_STATUSES if counts[s] and s != "pass"):
-            self.line(f"  {status.upper():7} {STATUS_MEANING[status]}", style="dim")
+            self.note(f"{status.upper():7} {STATUS_MEANING[status]}")
         cells = [c for r in results.reports for c in r.cells]
         if cells:  # what "pass" stands on
             paths = sorted({c.path for c in cells if "(" not in c.path}, key=path_rank)
             refs = sorted({c.reference for c in cells}, key=reference_rank)
-            self.line(f"  checked {', '.join(paths)} against {', '.join(refs)} "
-                      f"({len(cells)} comparisons)", style="dim")
+            self.note(f"checked {', '.join(paths)} against {', '.join(refs)} "
+                      f"({len(cells)} comparisons)")
+
+    def note(self, text: str) -> None:
+        """An indented, dimmed line; wrapped lines keep the indent in rich mode."""
+        if self.plain:
+            self.line(f"  {text}")
+        else:
+            self.console.print(Padding(Text(text, style="dim"), (0, 0, 0, 2)))
 
     def findings(self, results: Results, policy: VerdictPolicy = _DEFAULT_POLICY,
                  limit: int = 10) -> None:
