@@ -3,7 +3,11 @@
 :class:`Terminal` picks its style once: rich (colors, a live progress bar, boxed
 tables) when stdout is a terminal, plain line-oriented text -- no escape codes, one
 fact per line, easy to grep -- when it is not (CI logs) or with ``--no-color``.
-Every method takes ``Results``/``Report`` values only, like the HTML renderer.
+Every method takes ``Results``/``Report`` values only, like the HTML renderer, and
+judges them with :class:`VerdictPolicy` in the status words of ``render/verdict.py``:
+one line per op (each op listed once), a table of only the ops that did not pass in a
+terminal, findings grouped per op root cause first, lines that fit 80 columns without
+splitting a word.
 """
 
 from __future__ import annotations
