@@ -545,8 +545,10 @@ def test_exceptions_are_a_table_not_run_settings() -> None:
     config = {"seed": 0, "ops": ["a", "b"], "references": ["numeric", "autograd"],
               "exceptions": {"a": {"allow": ["tensorflow:mismatch"], "reason": "TF bug",
                                    "settings": {"examples": 2}}},
-              "skipped": {"b": "too slow"}}
-    page = parse(render_html(Results(reports=[Report(op="a")], config=config)))
+              "skipped": {"b": "too slow", EVIL: EVIL}}
+    text = render_html(Results(reports=[Report(op="a")], config=config))
+    assert "<script>alert" not in text  # escaped in the exceptions table too
+    page = parse(text)
     run = page.find("section", "card", aria_labelledby="run-heading")
     keys = [dt.text() for dt in run.find_all("dt")]
     assert not any(k.startswith(("exceptions", "skipped", "ops.")) for k in keys)
@@ -555,7 +557,7 @@ def test_exceptions_are_a_table_not_run_settings() -> None:
     rows = [[td.text() for td in tr.find_all("td")]
             for tr in page.find("section", id="exceptions").find_all("tr")[1:]]
     assert rows == [["a", "tensorflow:mismatch (settings: examples=2)", "TF bug"],
-                    ["b", "not checked", "too slow"]]
+                    [EVIL, "not checked", EVIL], ["b", "not checked", "too slow"]]
 
 
 def test_plots_only_for_ops_that_did_not_pass(page: Node) -> None:
