@@ -36,7 +36,7 @@ import numpy as np
 __all__ = [
     "Domain", "Real", "Positive", "Interval", "Unit", "NonZero", "SPD", "WellConditioned",
     "DistinctEig", "FullRank", "Probabilities", "IntLabels", "BoolMask", "Indices",
-    "Tolerance", "REAL", "POSITIVE", "UNIT",
+    "Tolerance", "REAL", "POSITIVE", "UNIT", "Fixed", "NAMED", "domain_named",
 ]
 
 
@@ -276,3 +276,45 @@ REAL = Real()
 POSITIVE = Positive()
 UNIT = Interval(-1.0, 1.0)
 Unit = UNIT
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Fixed(Domain):
+    """One given array: every example uses it (a floating one cast to the example's dtype).
+
+    It is how an example array stands among drawn inputs; its shape is fixed."""
+
+    value: np.ndarray
+
+    @property
+    def differentiable(self) -> bool:  # type: ignore[override]
+        return np.asarray(self.value).dtype.kind == "f"
+
+    def sample(self, rng, shape, dtype, scale=1.0, context=None):
+        v = np.array(self.value)
+        return v.astype(dtype) if v.dtype.kind == "f" else v
+
+    def describe(self) -> str:
+        v = np.asarray(self.value)
+        return f"the given {v.dtype.name} array of shape {v.shape}"
+
+
+#: Domains by the names inputs, suites and op metadata may use.
+NAMED: dict[str, Domain] = {
+    "real": REAL, "positive": POSITIVE, "nonzero": NonZero(), "unit": UNIT,
+    "spd": SPD(), "well_conditioned": WellConditioned(), "full_rank": FullRank(),
+    "distinct_eig": DistinctEig(), "probabilities": Probabilities(),
+    "labels": IntLabels(), "indices": Indices(), "mask": BoolMask(),
+}
+
+
+def domain_named(name: str, where: str = "input") -> Domain:
+    """The domain called ``name``; a ValueError naming ``where`` and the known names (with
+    the closest one) otherwise."""
+    import difflib
+
+    if name in NAMED:
+        return NAMED[name]
+    close = difflib.get_close_matches(name, list(NAMED), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ValueError(f"{where}: unknown domain {name!r}{hint} (known: {', '.join(NAMED)})")

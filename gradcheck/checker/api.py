@@ -81,13 +81,22 @@ def _dtypes(dtypes: Any, target: Target) -> tuple[str, ...]:
 def check(target: Any, *, paths: Iterable[str] | str | None = None,
           references: Iterable[str] | str | None = None, mode: str = "fast", seed: int = 0,
           examples: int | None = None, dtypes: Iterable[str] | str | None = None,
-          timeout: float | None = None, inputs: Any = None,
+          timeout: float | None = None, inputs: Any = None, params: Any = None,
+          wrt: Any = None, outputs: Any = None, shapes: Any = None,
           registry: Registry | None = None) -> Report:
     """Check ``target`` (an op name, an ``Op``, a :class:`Target`, or a function written with
-    ``gradcheck.numpy`` together with ``inputs``: example arrays or domains) along ``paths``
-    against ``references``; ``examples`` per dtype (default :data:`DEFAULT_EXAMPLES`).  The
-    same arguments give byte-identical ``Report.to_json()``."""
-    t = as_target(target, inputs, registry)
+    ``gradcheck.numpy``, TensorFlow or autograd) along ``paths`` against ``references``;
+    ``examples`` per dtype (default :data:`DEFAULT_EXAMPLES`).
+
+    What to check (see :mod:`gradcheck.checker.specs`): ``inputs``, one entry per positional
+    input (an example array, a ``Domain`` or a domain name such as ``"positive"``);
+    ``params``, keyword arguments (a fixed value, or a list of choices to explore); ``wrt``,
+    the differentiated inputs (default: every floating one); ``outputs``, the outputs checked;
+    ``shapes``, a signature for drawn inputs (``"(...,n,n),(...,n)"``; default: they
+    broadcast together, given arrays keep their shape).
+    The same arguments give byte-identical ``Report.to_json()``."""
+    t = as_target(target, inputs, registry, params=params, wrt=wrt, outputs=outputs,
+                  shapes=shapes)
     options = _options(paths, references, mode)
     if examples is not None and (not isinstance(examples, int) or examples < 1):
         raise ValueError(f"gradcheck.check: examples must be a positive integer, got {examples!r}")

@@ -184,7 +184,8 @@ def examples(op: Op, dtype: str = "float64", scales: tuple[float, ...] = SCALES)
     """A Hypothesis strategy of :class:`Example` inputs for ``op``."""
     meta = op.meta
     domains: tuple[Domain, ...] = tuple(meta.get("inputs") or (REAL,) * (op.nin or 1))
-    shapes_spec = meta.get("shapes", "(...)")
+    # by default, one broadcasting group per input
+    shapes_spec = meta.get("shapes") or ",".join(["(...)"] * len(domains))
     kinks = meta.get("kinks", ())
     np_dtype = np.dtype(dtype)
 

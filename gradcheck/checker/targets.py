@@ -27,7 +27,14 @@ from hypothesis import strategies as st
 from gradcheck.checker.paths import PATHS, SECOND_ORDER, EngineProblem
 from gradcheck.checker.references import TARGET_KINDS, load, register_target_kind
 from gradcheck.checker.sampling import Example, examples
-from gradcheck.domains import Domain, Tolerance
+from gradcheck.checker.specs import (
+    resolve_inputs,
+    resolve_positions,
+    select_outputs,
+    signature_for,
+    split_params,
+)
+from gradcheck.domains import Domain, Fixed, Tolerance
 from gradcheck.engine import Op, Registry, default_registry
 from gradcheck.engine.pytree import flatten
 
@@ -110,42 +117,114 @@ def _leaves(value: Any) -> Arrays:
     return [np.asarray(v) for v in flatten(value)[0]]
 
 
-class OpTarget(Target):
-    """A registered :class:`~gradcheck.engine.Op`, checked with its declared metadata; with
-    ``inputs`` (a tuple of arrays), at that point only (each example draws new directions)."""
+class _Spec:
+    """What ``inputs=``, ``params=``, ``wrt=`` and ``outputs=`` say (see
+    :mod:`gradcheck.checker.specs`), resolved for one target."""
 
-    def __init__(self, op: Op, inputs: Sequence[Any] | None = None) -> None:
+    def __init__(self, who: str, inputs: Any, params: Any, wrt: Any, outputs: Any,
+                 shapes: Any = None) -> None:
+        self.domains: list[Domain] | None = None if inputs is None else \
+            resolve_inputs(inputs, who)
+        self.fixed_params, self.space = split_params(params, who)
+        n = None if self.domains is None else len(self.domains)
+        self.wrt = resolve_positions(wrt, n, who, "wrt")
+        for i in self.wrt or ():
+            d = self.domains[i] if self.domains is not None else None
+            if d is not None and not d.differentiable:
+                raise ValueError(f"gradcheck.check: {who}, wrt: input {i} ({d.describe()}) is "
+                                 "not differentiable")
+        self.outputs = resolve_positions(outputs, None, who, "outputs")
+        self.shapes = shapes
+        self.who = who
+
+    @property
+    def point(self) -> list[np.ndarray] | None:
+        """The arrays of a check at one given point (every input given, nothing to explore)."""
+        if self.domains is None or self.space or \
+                not all(isinstance(d, Fixed) for d in self.domains):
+            return None
+        return [np.array(d.value) for d in self.domains]  # type: ignore[attr-defined]
+
+    def strategy(self, op: Op, dtype: str) -> st.SearchStrategy[Example]:
+        point = self.point
+        if point is not None:
+            return fixed_point(point, dtype, self.fixed_params)
+        if self.domains is None and not self.space and not self.fixed_params:
+            return examples(op, dtype)
+        meta = dict(op.meta)
+        if self.domains is not None:
+            declared = meta.get("shapes")
+            keep = self.shapes is None and declared is not None and \
+                len(self.domains) == len(meta.get("inputs") or ()) and \
+                not any(isinstance(d, Fixed) for d in self.domains)
+            meta["inputs"] = tuple(self.domains)
+            # other domains for an op's inputs keep its declared shapes
+            meta["shapes"] = declared if keep else signature_for(self.domains, self.shapes)
+        if self.space:
+            meta["params"] = self.space
+        drawn = Op(name=op.name, forward=op.forward, vjp=None, nin=len(meta.get("inputs") or
+                   ()) or op.nin, nondiff_argnums=op.nondiff_argnums, meta=meta)
+        fixed = self.fixed_params
+        return examples(drawn, dtype).map(lambda ex: _with_params(ex, fixed)) if fixed \
+            else examples(drawn, dtype)
+
+    def positions(self, args: Sequence[Any], differentiable: Callable[[int], bool]) -> list[int]:
+        if self.wrt is None:
+            return [i for i, a in enumerate(args)
+                    if differentiable(i) and np.asarray(a).dtype.kind == "f"]
+        for i in self.wrt:
+            if i >= len(args) or np.asarray(args[i]).dtype.kind != "f":
+                kind = "missing" if i >= len(args) else np.asarray(args[i]).dtype.name
+                raise ValueError(f"gradcheck.check: {self.who}, wrt: input {i} is {kind}, not "
+                                 "a floating array, so it cannot be differentiated")
+        return list(self.wrt)
+
+    def function(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        if self.outputs is None:
+            return fn
+        outputs = self.outputs
+        return lambda *a, **p: select_outputs(fn(*a, **p), outputs)
+
+
+def _with_params(example: Example, fixed: dict[str, Any]) -> Example:
+    return Example(args=example.args, params={**example.params, **fixed}, dtype=example.dtype,
+                   scale=example.scale, seed=example.seed, shapes=example.shapes)
+
+
+class OpTarget(Target):
+    """A registered :class:`~gradcheck.engine.Op`, checked with its declared metadata, which
+    ``inputs``, ``params``, ``wrt`` and ``outputs`` override (see :mod:`.specs`): arrays alone
+    check that point only (each example draws new directions)."""
+
+    def __init__(self, op: Op, inputs: Sequence[Any] | None = None, *, params: Any = None,
+                 wrt: Any = None, outputs: Any = None, shapes: Any = None) -> None:
         self.op = op
         self.name, self.family = op.name, op.family
         self.tolerance = op.meta.get("tolerance")
         self.grad_op = op.meta.get("grad_op")
         #: Outputs defined up to the sign of each vector (see :mod:`gradcheck.checker.gauge`).
         self.gauge = tuple(op.meta.get("gauge") or ())
-        self.domains: tuple[Domain, ...] = tuple(op.meta.get("inputs") or ())
-        self.fixed = None if inputs is None else [np.array(x) for x in inputs]
+        self.spec = _Spec(f"op {op.name!r}", inputs, params, wrt, outputs, shapes)
+        self.domains: tuple[Domain, ...] = tuple(self.spec.domains or op.meta.get("inputs")
+                                                 or ())
+        self.fixed = self.spec.point
 
     def strategy(self, dtype: str) -> st.SearchStrategy[Example]:
-        if self.fixed is not None:
-            return fixed_point(self.fixed, dtype)
-        return examples(self.op, dtype)
+        return self.spec.strategy(self.op, dtype)
 
     def default_dtypes(self) -> tuple[str, ...]:
         return DEFAULT_DTYPES if self.fixed is None else _float_dtypes(self.fixed)
 
     def positions(self, example: Example) -> list[int]:
         """Arguments that are differentiated: floating, and not declared otherwise."""
-        out = []
-        for i, a in enumerate(example.args):
+        def differentiable(i: int) -> bool:
             dom = self.domains[i] if i < len(self.domains) else None
-            if i in self.op.nondiff_argnums or (dom is not None and not dom.differentiable):
-                continue
-            if np.asarray(a).dtype.kind == "f":
-                out.append(i)
-        return out
+            return i not in self.op.nondiff_argnums and (dom is None or dom.differentiable)
+        return self.spec.positions(example.args, differentiable)
 
     def bind(self, example: Example) -> Problem:
-        return EngineProblem(self.op, example.args, example.params, self.positions(example),
-                             name=self.op.name)
+        return EngineProblem(self.spec.function(self.op), example.args, example.params,
+                             self.positions(example), name=self.op.name)
 
     def unsupported(self) -> dict[str, str]:
         if not self.op.differentiable:
@@ -160,52 +239,58 @@ class OpTarget(Target):
 
     def reference(self, example: Example) -> Arrays | None:
         ref = self.op.meta.get("reference")
-        if ref is None:
+        if ref is None or self.spec.outputs is not None:
             return None
         with np.errstate(all="ignore"):
             return _leaves(ref(*example.args, **example.params))
 
 
 class FunctionTarget(Target):
-    """A Python function written with ``gradcheck.numpy``, at fixed inputs or on domains.
+    """A Python function written with ``gradcheck.numpy``, at given inputs or on domains.
 
-    ``inputs`` is either a sequence of arrays (checked at that point; each example draws new
-    directions) or a sequence of :class:`~gradcheck.domains.Domain` (values drawn by the
-    sampler; ``shapes`` is a signature as for ops, default: all inputs broadcast together).
-    Every floating input is differentiated.
+    ``inputs`` has one entry per positional input: an example array, a
+    :class:`~gradcheck.domains.Domain` or a domain's name; arrays alone check that point
+    (each example draws new directions), otherwise values are drawn (``shapes`` is a
+    signature as for ops; default: drawn inputs broadcast together, given arrays keep their
+    shape).  ``params``, ``wrt`` and ``outputs`` as in :mod:`.specs`; by default every
+    floating input is differentiated.
     """
 
     def __init__(self, fn: Callable[..., Any], inputs: Sequence[Any], *, name: str | None = None,
-                 shapes: Any = None, kinks: Any = (), params: Any = None,
-                 first_order_only: str | None = None, tolerance: Tolerance | None = None,
-                 family: str = "function") -> None:
+                 shapes: Any = None, kinks: Any = (), params: Any = None, wrt: Any = None,
+                 outputs: Any = None, first_order_only: str | None = None,
+                 tolerance: Tolerance | None = None, family: str = "function") -> None:
         if not callable(fn):
             raise TypeError(f"gradcheck.check: target must be callable, got {type(fn).__name__}")
-        if inputs is None or isinstance(inputs, (np.ndarray, Domain)) or not len(inputs):
-            raise TypeError(f"gradcheck.check: a function target ({_name(fn)}) needs inputs=: "
-                            "a tuple of example arrays or of input domains")
         self.fn, self.name, self.family = fn, name or _name(fn), family
         self.tolerance, self.first_order_only = tolerance, first_order_only
-        self.domains = all(isinstance(x, Domain) for x in inputs)
-        if self.domains:
-            sig = shapes or ",".join(["(...)"] * len(inputs))
-            meta = {"inputs": tuple(inputs), "shapes": sig, "kinks": kinks, "params": params}
-            self.op = Op(name=self.name, forward=fn, vjp=None, nin=len(inputs), meta=meta)
-            self.fixed: list[np.ndarray] = []
-        elif any(isinstance(x, Domain) for x in inputs):
-            raise TypeError(f"gradcheck.check: inputs of {self.name} mix arrays and domains")
-        else:
-            self.fixed = [np.array(x) for x in inputs]
+        if inputs is None:
+            resolve_inputs(inputs, f"a function target ({self.name})")  # raises: says how
+        self.spec = _Spec(f"function {self.name}", inputs, params, wrt, outputs, shapes)
+        n = len(self.spec.domains or ())
+        self.op = Op(name=self.name, forward=fn, vjp=None, nin=n,
+                     meta={"inputs": tuple(self.spec.domains or ()),
+                           "shapes": signature_for(self.spec.domains or (), shapes),
+                           "kinks": kinks})
+        point = self.spec.point
+        self.fixed: list[np.ndarray] = point or []
+        #: Whether values are drawn (False: checked at the given point).
+        self.domains = point is None
 
     def default_dtypes(self) -> tuple[str, ...]:
         return DEFAULT_DTYPES if self.domains else _float_dtypes(self.fixed)
 
     def strategy(self, dtype: str) -> st.SearchStrategy[Example]:
-        return examples(self.op, dtype) if self.domains else fixed_point(self.fixed, dtype)
+        return self.spec.strategy(self.op, dtype)
+
+    def positions(self, example: Example) -> list[int]:
+        doms = self.spec.domains or []
+        return self.spec.positions(
+            example.args, lambda i: i >= len(doms) or doms[i].differentiable)
 
     def bind(self, example: Example) -> Problem:
-        positions = [i for i, a in enumerate(example.args) if np.asarray(a).dtype.kind == "f"]
-        return EngineProblem(self.fn, example.args, example.params, positions, name=self.name)
+        return EngineProblem(self.spec.function(self.fn), example.args, example.params,
+                             self.positions(example), name=self.name)
 
     def unsupported(self) -> dict[str, str]:
         if self.first_order_only:
@@ -219,12 +304,14 @@ def _float_dtypes(arrays: Sequence[np.ndarray]) -> tuple[str, ...]:
     return (floats[0],) if floats else ("float64",)
 
 
-def fixed_point(arrays: Sequence[np.ndarray], dtype: str) -> st.SearchStrategy[Example]:
+def fixed_point(arrays: Sequence[np.ndarray], dtype: str,
+                params: dict[str, Any] | None = None) -> st.SearchStrategy[Example]:
     """Examples at one point (cast to ``dtype``); the drawn seed picks the directions."""
-    base = with_dtype(Example(args=list(arrays), params={}, dtype=dtype, scale=1.0, seed=0,
+    fixed = dict(params or {})
+    base = with_dtype(Example(args=list(arrays), params=fixed, dtype=dtype, scale=1.0, seed=0,
                               shapes=[a.shape for a in arrays]), dtype)
     return st.integers(0, 2**32 - 1).map(
-        lambda seed: Example(args=base.args, params={}, dtype=dtype, scale=1.0, seed=seed,
+        lambda seed: Example(args=base.args, params=fixed, dtype=dtype, scale=1.0, seed=seed,
                              shapes=base.shapes))
 
 
@@ -232,20 +319,26 @@ def _name(fn: Any) -> str:
     return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn))
 
 
-def as_target(target: Any, inputs: Any = None, registry: Registry | None = None) -> Target:
+def as_target(target: Any, inputs: Any = None, registry: Registry | None = None,
+              **spec: Any) -> Target:
     """The :class:`Target` for ``target``: a Target, an op name or an ``Op`` (``inputs``:
-    optional arrays to check at), or a function (``inputs``: example arrays or domains)."""
+    optional overrides of its metadata), or a function (``inputs``: one example array, domain
+    or domain name per input); ``spec`` holds ``params``, ``wrt`` and ``outputs``."""
+    spec = {k: v for k, v in spec.items() if v is not None}
     if isinstance(target, Target):
+        if inputs is not None or spec:
+            raise TypeError(f"gradcheck.check: {target.name} is a Target; give inputs, params, "
+                            "wrt and outputs to it, not to check()")
         return target
     for accepts, factory in TARGET_KINDS:
         if load(accepts)(target):
-            return load(factory)(target, inputs=inputs)
+            return load(factory)(target, inputs=inputs, **spec)
     if isinstance(target, str):
-        return OpTarget((registry or default_registry).get(target), inputs)
+        return OpTarget((registry or default_registry).get(target), inputs, **spec)
     if isinstance(target, Op):
-        return OpTarget(target, inputs)
+        return OpTarget(target, inputs, **spec)
     if callable(target):
-        return FunctionTarget(target, inputs)
+        return FunctionTarget(target, inputs, **spec)
     raise TypeError(f"gradcheck.check: cannot check a {type(target).__name__}; give an op name, "
                     "an Op, a Target, or a function with inputs=")
 

@@ -1,0 +1,111 @@
+"""Input specs: what ``check(target, inputs=..., params=..., wrt=..., outputs=...)`` and a suite
+row say about the inputs, resolved once, with errors that name the target, the input and the
+key.
+
+``inputs``   one entry per positional input: an example array (held as given), a
+             :class:`~gradcheck.domains.Domain`, or a domain's name (``"positive"``).
+``params``   keyword arguments: a fixed value, or a *list* of choices to explore (pass a
+             tuple for a fixed list-like value).
+``wrt``      positions of the differentiated inputs (default: every floating input that is
+             not declared non-differentiable); the others are held fixed.
+``outputs``  positions of the outputs checked (default: all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gradcheck.domains import Domain, Fixed, domain_named
+
+__all__ = ["resolve_inputs", "split_params", "resolve_positions", "signature_for",
+           "select_outputs"]
+
+
+def resolve_inputs(inputs: Any, who: str) -> list[Domain]:
+    """Each input as a domain: arrays become :class:`Fixed`, names are looked up."""
+    if inputs is None or isinstance(inputs, (np.ndarray, Domain, str)) or not len(inputs):
+        raise TypeError(f"gradcheck.check: {who} needs inputs=: a sequence with one entry per "
+                        "positional input (an example array, a Domain, or a domain name such "
+                        "as 'positive')")
+    out: list[Domain] = []
+    for i, x in enumerate(inputs):
+        if isinstance(x, Domain):
+            out.append(x)
+        elif isinstance(x, str):
+            out.append(domain_named(x, f"gradcheck.check: {who}, input {i}"))
+        else:
+            try:
+                out.append(Fixed(np.array(x)))
+            except Exception as e:  # noqa: BLE001 - named in the message
+                raise TypeError(f"gradcheck.check: {who}, input {i}: not an array, a Domain "
+                                f"or a domain name: {type(x).__name__} ({e})") from None
+    return out
+
+
+def split_params(params: Any, who: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """``params`` as (fixed values, choices to explore)."""
+    if params is None:
+        return {}, {}
+    if not isinstance(params, dict):
+        raise TypeError(f"gradcheck.check: {who}, params= must be a dict of keyword arguments, "
+                        f"got {type(params).__name__}")
+    fixed, space = {}, {}
+    for name, value in params.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"gradcheck.check: {who}, params: {name!r} is not a keyword name")
+        if isinstance(value, list):
+            if not value:
+                raise ValueError(f"gradcheck.check: {who}, params[{name!r}]: an empty list of "
+                                 "choices")
+            space[name] = list(value)
+        else:
+            fixed[name] = value
+    return fixed, space
+
+
+def resolve_positions(value: Any, count: int | None, who: str, key: str) -> tuple[int, ...] | None:
+    """``wrt`` or ``outputs`` as a tuple of valid positions (None: the default)."""
+    if value is None:
+        return None
+    items = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    if not items:
+        raise ValueError(f"gradcheck.check: {who}, {key}= is empty")
+    out = []
+    for i in items:
+        if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
+            raise TypeError(f"gradcheck.check: {who}, {key}: positions are integers, got {i!r}")
+        if count is not None and not -count <= int(i) < count:
+            raise ValueError(f"gradcheck.check: {who}, {key}: position {i} is out of range for "
+                             f"{count} {'inputs' if key == 'wrt' else 'outputs'}")
+        out.append(int(i) % count if count else int(i))
+    return tuple(dict.fromkeys(out))
+
+
+def signature_for(domains: Sequence[Domain], shapes: Any) -> Any:
+    """The shape signature: as given, else one broadcasting group per drawn input and the
+    literal shape of each given array (drawn inputs beside given arrays take the shape the
+    given ones broadcast to)."""
+    if shapes is not None:
+        return shapes
+    given = [np.shape(d.value) for d in domains if isinstance(d, Fixed)]
+    # beside given arrays, a drawn input takes their broadcast shape
+    try:
+        drawn = "(" + ",".join(str(n) for n in np.broadcast_shapes(*given)) + ")" if given \
+            else "(...)"
+    except ValueError:  # given arrays of unrelated shapes (values and indices): any shape
+        drawn = "(...)"
+    return ",".join("(" + ",".join(str(n) for n in np.shape(d.value)) + ")"
+                    if isinstance(d, Fixed) else drawn for d in domains)
+
+
+def select_outputs(out: Any, outputs: tuple[int, ...]) -> Any:
+    """The chosen outputs of a function's result (one stays one, several a tuple)."""
+    leaves = list(out) if isinstance(out, (tuple, list)) else [out]
+    for i in outputs:
+        if i >= len(leaves):
+            raise ValueError(f"outputs: position {i} is out of range for {len(leaves)} outputs")
+    chosen = tuple(leaves[i] for i in outputs)
+    return chosen[0] if len(chosen) == 1 else chosen
