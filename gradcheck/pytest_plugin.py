@@ -42,21 +42,18 @@ _WORKER_KEY = "gradcheck_reports"
 _ONE_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def _one_blas_thread_in_xdist_workers() -> None:
-    """In a pytest-xdist worker, one BLAS thread per process unless the user set a count.
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config, specs: Any) -> None:
+    """pytest-xdist, on the controller, before it starts the workers: one BLAS thread per
+    worker, as the CLI's workers have, unless the user set a count.
 
-    Runs when pytest loads this plugin: xdist has set ``PYTEST_XDIST_WORKER`` by then, and
-    numpy (which reads these variables once, when it loads BLAS) is normally not imported
-    yet.  Workers are as many processes as cores; BLAS threads on top made ``-n 2`` runs
-    2 to 13 times slower than serial ones.
+    Workers inherit this environment.  It has to be set here, in the parent: a worker has
+    imported numpy -- which reads these variables once, when it loads BLAS -- before any
+    hook of ours runs in it (loading this plugin imports the gradcheck package).  Workers
+    are as many processes as cores, so BLAS threads on top oversubscribe the machine.
     """
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        return
     for name in _ONE_THREAD:
         os.environ.setdefault(name, "1")
-
-
-_one_blas_thread_in_xdist_workers()
 
 
 @dataclass
