@@ -151,6 +151,12 @@ def test_patterns_and_families(tmp_path: Path) -> None:
     ('[[op]]\nname = "sin"\nallow = "mismatch"\nreason = "r"\n',
      r"row 1 \('sin'\): allow must be a list of strings"),
     ('[suite]\nops = ["sin"]\n[extra]\n', r"top level: unknown key\(s\) 'extra'"),
+    ('[[op]]\nname = "sum"\ninputs = ["postive"]\nreason = "r"\n',
+     r"row 1 \('sum'\), input 0: unknown domain 'postive'; did you mean 'positive'"),
+    ('[[op]]\nname = "sum"\ninputs = ["real"]\nwrt = [2]\nreason = "r"\n',
+     r"row 1 \('sum'\), wrt: position 2 is out of range for 1 inputs"),
+    ('[[op]]\nname = "sum"\nparams = 3\nreason = "r"\n', r"params must be a table"),
+    ('[[op]]\nname = "sum"\nshapes = "(3,"\nreason = "r"\n', r"bad shape signature"),
     ('[suite]\ndescription = "empty"\n', r"the suite checks nothing"),
     ('[suite\n', r"not valid TOML"),
     ('[[tf_function]]\nname = "sin"\n', r"name must be a TensorFlow function"),
@@ -167,3 +173,17 @@ def test_bad_suites_say_what_is_wrong(tmp_path: Path, text: str, message: str) -
     with pytest.raises(SuiteError, match=message) as info:
         load_suite(path)
     assert str(path) in str(info.value)  # every message names the file
+
+
+def test_op_rows_take_the_input_spec_of_check(tmp_path: Path) -> None:
+    from gradcheck.checker.runner import run_sweep
+
+    path = write(tmp_path, '[suite]\nops = ["sum"]\ndtypes = ["float64"]\nexamples = 2\n'
+                 '[[op]]\nname = "sum"\ninputs = ["positive"]\nshapes = "(3,4)"\n'
+                 'params = {axis = 7}\nreason = "an axis sum cannot take"\n')
+    suite = load_suite(path)
+    (planned,), _ = suite.plan(default_registry)
+    assert planned.settings["params"] == {"axis": 7} and planned.settings["inputs"] == [
+        "positive"]
+    (report,) = run_sweep(["sum"], jobs=1, **planned.settings).reports
+    assert any("axis 7 is out of bounds" in f.message for f in report.failures)

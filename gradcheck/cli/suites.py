@@ -78,8 +78,11 @@ _SETTINGS: dict[str, type | tuple[type, ...]] = {
     "paths": list, "references": list, "dtypes": list,
 }
 _SUITE_KEYS = {"description", "ops", *_SETTINGS}
+#: What to check, as ``gradcheck.check`` takes it (see ``gradcheck.checker.specs``).
+_SPEC_KEYS: dict[str, type | tuple[type, ...]] = {
+    "inputs": list, "params": dict, "wrt": list, "outputs": list, "shapes": str}
 _OP_KEYS = {"name", "reason", "skip", "allow", "skip_paths", "skip_references",
-            "mode", "seed", "examples", "timeout", "dtypes"}
+            "mode", "seed", "examples", "timeout", "dtypes", *_SPEC_KEYS}
 _TF_KEYS = {"name", "domain", "bounds", "shapes", "nin", "reason"}
 _TOP_KEYS = {"suite", "op", "tf_function"}
 
@@ -297,7 +300,7 @@ def _settings(table: Mapping[str, Any], path: Path, where: str) -> dict[str, Any
 def _type_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join({"str": "string", "int": "integer", "float": "number",
-                        "list": "list"}[k.__name__] for k in kinds)
+                        "list": "list", "dict": "table"}[k.__name__] for k in kinds)
 
 
 def _op_row(row: dict[str, Any], path: Path, index: int) -> OpRow:
@@ -313,7 +316,7 @@ def _op_row(row: dict[str, Any], path: Path, index: int) -> OpRow:
     skip = row.get("skip", False)
     if not isinstance(skip, bool):
         raise SuiteError(f"{path}: {where}: skip must be true or false, got {skip!r}")
-    settings = _settings(row, path, where)
+    settings = {**_settings(row, path, where), **_spec(row, path, where)}
     op_row = OpRow(
         name=name,
         reason=reason.strip(),
@@ -328,6 +331,32 @@ def _op_row(row: dict[str, Any], path: Path, index: int) -> OpRow:
         raise SuiteError(f"{path}: {where}: a row that changes how an op is checked needs a "
                          "'reason'")
     return op_row
+
+
+def _spec(row: Mapping[str, Any], path: Path, where: str) -> dict[str, Any]:
+    """A row's input spec (inputs, params, wrt, outputs, shapes), checked as ``check`` would:
+    a bad one fails at load, naming the row, the input and the key."""
+    from gradcheck.checker.specs import resolve_inputs, resolve_positions, split_params
+
+    out = {k: row[k] for k in _SPEC_KEYS if k in row}
+    for key, kind in _SPEC_KEYS.items():
+        if key in out and not isinstance(out[key], kind):
+            raise SuiteError(f"{path}: {where}: {key} must be a {_type_name(kind)}, got "
+                             f"{out[key]!r}")
+    who = f"{path}: {where}"
+    try:
+        if "inputs" in out:
+            resolve_inputs(out["inputs"], who)
+        split_params(out.get("params"), who)
+        n = len(out["inputs"]) if "inputs" in out else None
+        resolve_positions(out.get("wrt"), n, who, "wrt")
+        resolve_positions(out.get("outputs"), None, who, "outputs")
+        if "shapes" in out:
+            parse_signature(out["shapes"])
+    except (TypeError, ValueError) as error:
+        text = str(error).replace("gradcheck.check: ", "")
+        raise SuiteError(text if text.startswith(str(path)) else f"{who}: {text}") from None
+    return out
 
 
 def _allow(value: Any, path: Path, where: str) -> frozenset[str]:
