@@ -23,6 +23,7 @@ workers use one BLAS thread, as the CLI's workers do (unless the user chose othe
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -165,7 +166,7 @@ def format_failure(report: Report, limit: int = 5) -> str:
         extras = "; ".join(e for e in (attribution_text(f), values_text(f)) if e)
         lines.append(f"- {f.path} vs {f.reference} · {f.kind}: {f.message}"
                      + (f" [{extras}]" if extras else ""))
-        if f.ratio == f.ratio:  # not nan: a numeric comparison
+        if not math.isnan(f.ratio):  # a numeric comparison
             lines.append(f"    error {f.max_abs_err:.3g} vs tolerance {f.tolerance:.3g} "
                          f"(ratio {f.ratio:.3g})"
                          + (f", worst index {list(f.worst_index)}"
