@@ -170,9 +170,11 @@ class GradientTape:
                                  "only floating-point tensors are differentiated")
         seeds = self._seeds(targets, output_gradients)
         all_live = self._watched <= {id(s) for s in source_list}
-        result = _backward(self._nodes, seeds, source_list, state.below(self.level), all_live)
-        if not self.persistent:
+        nodes = self._nodes
+        if not self.persistent:  # the pass consumes the record, freeing each value it is done with
             self._nodes, self._tracked, self._watched = [], {}, set()
+        result = _backward(nodes, seeds, source_list, state.below(self.level), all_live,
+                           consume=not self.persistent)
         out = []
         for s, g in zip(source_list, result, strict=False):
             if g is None and unconnected_gradients == "zero":
@@ -200,7 +202,8 @@ class GradientTape:
 
 
 def _backward(nodes: list[_Node], seeds: list[tuple[Any, Any]], sources: list[Tensor],
-              visible: tuple[Any, ...], all_live: bool = False) -> list[Any]:
+              visible: tuple[Any, ...], all_live: bool = False,
+              consume: bool = False) -> list[Any]:
     """Backpropagate: visit the recorded nodes last to first, each once.
 
     Recording order is a topological order (an op's inputs exist before it
@@ -208,7 +211,10 @@ def _backward(nodes: list[_Node], seeds: list[tuple[Any, Any]], sources: list[Te
     visited: their cotangents are complete.  A node none of whose outputs has a
     cotangent is skipped.  Only inputs that depend on a source (``live``) get a
     cotangent; ``all_live`` says every recorded tensor does (the sources include
-    every watched tensor), which skips the forward liveness sweep.
+    every watched tensor), which skips the forward liveness sweep.  With
+    ``consume`` the nodes are popped as they are visited, so the values only
+    they hold are freed during the pass (and their memory reused) instead of
+    after it.
     """
     live: set[int] | None = None
     if not all_live:
@@ -223,7 +229,7 @@ def _backward(nodes: list[_Node], seeds: list[tuple[Any, Any]], sources: list[Te
     saved = state.swap(visible)
     try:
         raw = not visible
-        for node in reversed(nodes):
+        for node in _drain(nodes) if consume else reversed(nodes):
             outs = node[2]
             if len(outs) == 1 and id(outs[0]) not in pending:
                 continue
@@ -231,6 +237,12 @@ def _backward(nodes: list[_Node], seeds: list[tuple[Any, Any]], sources: list[Te
         return [_aggregate(pending[id(s)]) if id(s) in pending else None for s in sources]
     finally:
         state.swap(saved)
+
+
+def _drain(nodes: list[_Node]) -> Iterator[_Node]:
+    """The nodes last to first, each removed from the list as it is handed out."""
+    while nodes:
+        yield nodes.pop()
 
 
 def _propagate(node: _Node, pending: dict[int, list[Any]], raw: bool,
