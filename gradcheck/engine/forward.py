@@ -112,11 +112,12 @@ class ForwardAccumulator:
         nondiff = op.nondiff_argnums
         if nondiff:
             tangents = tuple([None if i in nondiff else t for i, t in enumerate(tangents)])
-        for t in tangents:
-            if t is not None:
-                break
-        else:
-            return
+        if len(tangents) > 1 or nondiff:
+            for t in tangents:
+                if t is not None:
+                    break
+            else:
+                return
         saved = state.hide_from(self.level)
         try:
             if op.jvp is None or self.force_transpose:
