@@ -145,3 +145,17 @@ def test_a_non_finite_derivative_beside_a_finite_forward_is_an_unstable_formula(
     report = check(op, inputs=[np.array([0.5, 800.0])], seed=0, paths=["vjp", "jvp"])
     (f,) = [f for f in report.failures if f.path == "jvp" and f.reference == "numeric"]
     assert f.kind == "mismatch" and "unstable formula?" in f.message
+
+
+def test_a_derivative_that_is_identically_zero_is_silently_zero() -> None:
+    from gradcheck.engine import Registry, define_op
+    from gradcheck.numpy import cos, zeros_like
+
+    local = Registry()
+    # the forward-mode rule forgot the op: its JVP is zeros (TensorFlow's None -> zeros)
+    op = define_op("sin_no_jvp", np.sin, lambda g, out, x: g * cos(x),
+                   jvp=lambda ts, out, x: zeros_like(x), registry=local)
+    report = check(op, seed=0, dtypes=["float64"], paths=["vjp", "jvp"])
+    (f,) = [f for f in report.failures if f.path == "jvp" and f.reference == "numeric"]
+    assert f.kind == "silently_zero" and "identically zero" in f.message
+    assert f.severity == "failure"

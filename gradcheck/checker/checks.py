@@ -103,12 +103,22 @@ def numeric_check(sess: Session, path: str) -> None:
     kind = None if verdict.passed else "mismatch"
     message = "" if verdict.passed else \
         f"{path} disagrees with the numeric derivative: {describe(verdict)} at {at}"
+    if kind and _all_zero(sp.value):
+        # nothing flowed: a missing rule (None turned into zeros), not a wrong formula
+        kind = "silently_zero"
+        message = (f"{path} is identically zero where the numeric derivative is not "
+                   f"({describe(verdict)} at {at}): a rule returned nothing (None) or zeros")
     if not verdict.passed and not math.isfinite(verdict.got) and \
             math.isfinite(verdict.expected):
         message += (f"; {path} is {verdict.got} where the forward and the numeric derivative "
                     "are finite (unstable formula?)")
     sess.record(Outcome(path, "numeric", kind, verdict, message, {"mode": sess.options.mode},
                         sp.directions, index))
+
+
+def _all_zero(value: Any) -> bool:
+    a = flat(value if isinstance(value, list) else [value])
+    return bool(a.size) and bool(np.all(a == 0))
 
 
 def _fast(sp: Spec, lin: Any, tol: Any, nat: float, rounding: float) -> tuple[Verdict, str]:

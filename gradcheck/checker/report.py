@@ -29,6 +29,7 @@ __all__ = [
 #: Every finding kind the checker can produce (names are public and fixed).
 KINDS = (
     "mismatch",
+    "silently_zero",
     "value_leak",
     "dependence_leak",
     "nonlinear",
@@ -42,8 +43,8 @@ KINDS = (
 )
 #: Kinds that mean a derivative is wrong or unusable.
 FAILURE_KINDS = frozenset(
-    {"mismatch", "value_leak", "nonlinear", "shape", "dtype", "input_mutated",
-     "nondeterministic", "error"}
+    {"mismatch", "silently_zero", "value_leak", "nonlinear", "shape", "dtype",
+     "input_mutated", "nondeterministic", "error"}
 )
 #: Correct but wasteful: reported apart from failures.
 WARNING_KINDS = frozenset({"dependence_leak"})
