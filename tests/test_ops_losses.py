@@ -213,11 +213,15 @@ def test_matches_tensorflow_to_second_order(name: str) -> None:
     consts = [tf.constant(a) for a in args]
     y = tf_fn(*consts) if name == "l2_loss" else tf_fn(labels=consts[0], logits=consts[1])
     assert_close(getattr(gnn, name)(*args), y.numpy(), 1e-12, f"{name} value")
+    finding = name.startswith("softmax")
+    # each finding is shrunk with TensorFlow in the loop: one example, and of the three HVP
+    # nestings only reverse-over-reverse (TensorFlow's own second order), keep it affordable
     report = gc.check(f"nn.{name}", inputs=args, references=["numeric", "self", "tensorflow"],
-                      dtypes=["float64"], examples=EXAMPLES["autograd"],
+                      dtypes=["float64"], examples=1 if finding else EXAMPLES["autograd"],
+                      paths=["vjp", "jvp", "double_vjp", "hvp_rev_rev"] if finding else None,
                       seed=seed_for(name, "tensorflow"))
     assert_compared(report, "tensorflow")
-    if not name.startswith("softmax"):
+    if not finding:
         assert_passed(report)
         return
     wrong = {(f.path, f.attributed_to) for f in report.failures}
