@@ -159,3 +159,31 @@ def test_a_derivative_that_is_identically_zero_is_silently_zero() -> None:
     (f,) = [f for f in report.failures if f.path == "jvp" and f.reference == "numeric"]
     assert f.kind == "silently_zero" and "identically zero" in f.message
     assert f.severity == "failure"
+
+
+def test_exploration_covers_every_magnitude_family_and_region_at_every_seed() -> None:
+    from gradcheck.checker.api import _strata
+    from gradcheck.checker.explore import stream_seed
+    from gradcheck.checker.sampling import FAMILIES, STRATUM_SCALES
+    from gradcheck.checker.targets import as_target
+
+    relu = as_target("nn.relu")
+    for seed in (0, 1, 2):
+        drawn = _strata(relu, "float64", 8, stream_seed(seed, "nn.relu", "float64"))
+        assert sorted(e.scale for e in drawn) == sorted(STRATUM_SCALES)
+        shapes = [e.shapes[0] for e in drawn]
+        assert any(s == () for s in shapes) and any(0 in s for s in shapes)
+        assert any(len(s) >= 1 and 0 not in s for s in shapes)
+        large = [e.args[0] for e in drawn if e.scale >= 100 and e.args[0].size >= 2]
+        assert large and all(a.min() < 0 < a.max() for a in large)
+        scalars = [float(e.args[0]) for e in drawn if e.shapes[0] == ()]
+        assert min(scalars) < 0 < max(scalars)  # both sides of relu's kink as 0-d inputs
+        batched = [e.args[0] for e in drawn if e.args[0].size >= 2]
+        assert all(a.min() < 0 < a.max() for a in batched)  # and within every array
+    assert set(FAMILIES) == {"batched", "scalar", "broadcast", "empty"}
+
+
+def test_a_bug_at_large_magnitudes_is_found_at_every_seed() -> None:
+    for seed in range(4):
+        report = check("region_large", registry=BROKEN, seed=seed, dtypes=["float64"])
+        assert "mismatch" in {f.kind for f in report.failures}, seed

@@ -23,6 +23,7 @@ from gradcheck.checker.explore import draw_examples, shrink, stream_seed
 from gradcheck.checker.paths import PATHS
 from gradcheck.checker.references import INTERNAL, Reference, get_reference, known_references
 from gradcheck.checker.report import Cell, Finding, Report
+from gradcheck.checker.sampling import Stratum
 from gradcheck.checker.session import Options
 from gradcheck.checker.targets import Target, as_target
 from gradcheck.checker.timeout import CheckTimeout, time_limit
@@ -31,12 +32,16 @@ from gradcheck.engine import Registry
 __all__ = ["check", "assert_gradients", "DEFAULT_EXAMPLES", "RESAMPLE_LIMIT", "SHRINK_BUDGET",
            "format_failure"]
 
-#: Examples per dtype when ``examples`` is not given.
-DEFAULT_EXAMPLES = {"fast": 8, "full": 3}
+#: Examples per dtype when ``examples`` is not given: all but the last are strata (fast
+#: mode: one per magnitude class, 1e-3 to 1e3), the last is a random draw.
+DEFAULT_EXAMPLES = {"fast": 9, "full": 4}
 #: Examples that sit on a kink before ``nondifferentiable`` is reported (and extra draws).
 RESAMPLE_LIMIT = 3
 #: Predicate calls Hypothesis may spend shrinking one finding, and one check in all.
 SHRINK_BUDGET = (40, 160)
+#: Of ``examples``, how many are random draws on top of the strata (see
+#: :class:`~.sampling.Stratum`); overflowing or kinked ones are re-sampled at random too.
+RANDOM_EXTRA = 1
 #: Usable examples per check on which each external reference runs (its framework is much
 #: slower than the engine; the examples are the check's first, so the same every run).
 REFERENCE_EXAMPLES = 3
@@ -201,7 +206,9 @@ def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,
              stats: dict[str, Any], references: list[Reference]) -> list[ExampleResult]:
     """Examples until ``count`` are usable: overflowing or kinked ones are re-sampled.  The
     external ``references`` run on the first :data:`REFERENCE_EXAMPLES` usable ones."""
-    drawn = draw_examples(t.strategy(dtype), _draws(count), seed)
+    strata = max(1, count - RANDOM_EXTRA)
+    drawn = _strata(t, dtype, strata, seed) + draw_examples(t.strategy(dtype), _draws(count),
+                                                            seed)
     results, usable = [], 0
     for example in drawn:
         if usable >= count:
@@ -218,6 +225,17 @@ def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,
             usable += 1
     stats["examples"][dtype] = usable
     return results
+
+
+def _strata(t: Target, dtype: str, count: int, seed: int) -> list[Any]:
+    """One example from each of the first ``count`` strata (every magnitude, shape family and
+    kink region, deterministically at every seed); random draws come on top."""
+    out = []
+    for k in range(count):
+        # Hypothesis' first draw is its simplest (every size 1): take a later one
+        drawn = draw_examples(t.strategy(dtype, Stratum.number(k)), 3, seed + 7919 * (k + 1))
+        out += drawn[-1:]
+    return out
 
 
 def _draws(count: int) -> int:
@@ -256,8 +274,14 @@ def _findings(t: Target, options: Options, report: Report, collector: Collector,
             if found is not None:
                 outcome, example = found
                 shrunk = True
-        out.append(finding(t.name, outcome, example, shrunk=shrunk,
-                           failing_dtypes=collector.failing_dtypes.get(key, [])))
+        f = finding(t.name, outcome, example, shrunk=shrunk,
+                    failing_dtypes=collector.failing_dtypes.get(key, []))
+        if collector.silent(key):
+            f.kind = "silently_zero"
+            f.message = (f"{path} is identically zero at every example where the numeric "
+                         f"derivative is not (a rule returned nothing: None turned into "
+                         f"zeros?); first: {f.message}")
+        out.append(f)
     stats["shrink_calls"] = spent
     return out
 

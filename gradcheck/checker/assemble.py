@@ -106,6 +106,9 @@ class Collector:
     failing_dtypes: dict[tuple[str, str, str, str], list[str]] = field(default_factory=dict)
     structural: dict[tuple[str, str], set[str]] = field(default_factory=dict)
     notes: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: Checks (path, reference, side) that saw a nonzero value (a pass, or a failure with
+    #: something in it): the others computed nothing at any example.
+    nonzero: set[tuple[str, str, str]] = field(default_factory=set)
 
     def add(self, result: ExampleResult) -> None:
         dtype = result.example.dtype
@@ -117,6 +120,8 @@ class Collector:
                     self.notes.setdefault((o.path, o.side), o.message)
             elif (o.path, column) in self.pairs:
                 self.cells.setdefault((o.path, column), CellStats()).add(o)
+            if not o.details.get("all_zero"):
+                self.nonzero.add(o.check)
             if o.kind is None or o.kind == "nondifferentiable":
                 continue
             key = o.key
@@ -124,6 +129,13 @@ class Collector:
             dtypes = self.failing_dtypes.setdefault(key, [])
             if dtype not in dtypes:
                 dtypes.append(dtype)
+
+    def silent(self, key: tuple[str, str, str, str]) -> bool:
+        """A mismatch whose path was identically zero at every example it was compared."""
+        kind, path, ref, side = key
+        outcome = self.first[key][0]
+        return kind == "mismatch" and bool(outcome.details.get("all_zero")) and \
+            (path, ref, side) not in self.nonzero
 
     def build_cells(self, unsupported: dict[str, str]) -> list[Cell]:
         out = []

@@ -91,6 +91,8 @@ def numeric_check(sess: Session, path: str) -> None:
             rounding = 0.0 if moved is None else (
                 noise(sp.value, moved) if sp.forward else
                 abs(dot(sp.value, sp.dirs) - dot(moved, sp.dirs)))
+            if not math.isfinite(rounding):  # a non-finite value has no measurable noise
+                rounding = 0.0
             if sess.options.mode == "full":
                 verdict, index, at = full(lin, apply, dtype, tol, nat, rounding)
             else:
@@ -103,22 +105,22 @@ def numeric_check(sess: Session, path: str) -> None:
     kind = None if verdict.passed else "mismatch"
     message = "" if verdict.passed else \
         f"{path} disagrees with the numeric derivative: {describe(verdict)} at {at}"
-    if kind and _all_zero(sp.value):
-        # nothing flowed: a missing rule (None turned into zeros), not a wrong formula
-        kind = "silently_zero"
-        message = (f"{path} is identically zero where the numeric derivative is not "
-                   f"({describe(verdict)} at {at}): a rule returned nothing (None) or zeros")
+    details: dict[str, Any] = {"mode": sess.options.mode}
+    if _all_zero(sp.value):
+        # all zero here: when it is so at every example, nothing flowed (a missing rule,
+        # None turned into zeros); the collector then names it silently_zero
+        details["all_zero"] = True
     if not verdict.passed and not math.isfinite(verdict.got) and \
             math.isfinite(verdict.expected):
         message += (f"; {path} is {verdict.got} where the forward and the numeric derivative "
                     "are finite (unstable formula?)")
-    sess.record(Outcome(path, "numeric", kind, verdict, message, {"mode": sess.options.mode},
-                        sp.directions, index))
+    sess.record(Outcome(path, "numeric", kind, verdict, message, details, sp.directions,
+                        index))
 
 
 def _all_zero(value: Any) -> bool:
     a = flat(value if isinstance(value, list) else [value])
-    return bool(a.size) and bool(np.all(a == 0))
+    return bool(np.all(a == 0))  # an empty value too: it says nothing either way
 
 
 def _fast(sp: Spec, lin: Any, tol: Any, nat: float, rounding: float) -> tuple[Verdict, str]:

@@ -136,7 +136,12 @@ class Linearization:
             n = sum(int(np.prod(s, dtype=np.int64)) for s in self.out_shapes)
             return np.zeros(n), np.zeros(n)
         d = numeric.directional_derivative(self.calls, self.point, self.argnums, dirs)
-        return np.ravel(d.value).astype(np.float64), np.ravel(d.error) + self._coarse(d.step)
+        value, error = np.ravel(d.value).astype(np.float64), np.ravel(d.error)
+        if not (np.all(np.isfinite(value)) and np.all(np.isfinite(error))):
+            # the function is not finite near the point: no numeric reference here
+            raise numeric.NonFiniteError(f"{self.name}: the numeric derivative or its error "
+                                         "estimate is not finite at this sample")
+        return value, error + self._coarse(d.step)
 
     def jacobian(self) -> tuple[np.ndarray, np.ndarray]:
         """The full numeric Jacobian, shape (outputs, inputs) flat, and its errors."""

@@ -15,13 +15,40 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from gradcheck.domains import REAL, Domain
+from gradcheck.domains import REAL, Domain, Real
 from gradcheck.engine.op import Op
 
-__all__ = ["Example", "examples", "parse_signature", "SCALES", "avoid_kinks"]
+__all__ = ["Example", "examples", "parse_signature", "SCALES", "FAMILIES", "Stratum",
+           "avoid_kinks"]
 
 #: Magnitudes explored, in shrink order: typical first, then small and large.
 SCALES = (1.0, 3.0, 0.1, 10.0, 1e-3, 30.0, 100.0, 1e3)
+#: Shape families every check covers: batched arrays, 0-d scalars, inputs broadcasting
+#: against each other, and zero-size arrays.
+FAMILIES = ("batched", "scalar", "broadcast", "empty")
+#: The strata, in the order a check visits them: (magnitude, shape family).  Every magnitude
+#: once, every family at least once, the large magnitudes on arrays with several entries
+#: (so both signs appear), and the extremes early: a check of three examples sees 1, 1e3 and
+#: 1e-3.
+STRATA = ((1.0, "batched"), (1e3, "batched"), (1e-3, "scalar"), (10.0, "broadcast"),
+          (0.1, "empty"), (100.0, "scalar"), (3.0, "batched"), (30.0, "broadcast"))
+STRATUM_SCALES = tuple(scale for scale, _ in STRATA)
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """A deterministic part of the exploration: a magnitude, a shape family, and which
+    region between an op's kinks a 0-d input falls in."""
+
+    scale: float
+    family: str
+    region: int
+
+    @classmethod
+    def number(cls, k: int) -> Stratum:
+        """The k-th stratum (see :data:`STRATA`; the regions of 0-d inputs alternate)."""
+        scale, family = STRATA[k % len(STRATA)]
+        return cls(scale, family, k)
 
 
 @dataclass
@@ -78,7 +105,16 @@ def parse_signature(signature: str) -> list[list[str]]:
 
 
 @st.composite
-def _batch(draw: Any, allow_zero: bool, allow_scalar: bool) -> tuple[int, ...]:
+def _batch(draw: Any, allow_zero: bool, allow_scalar: bool,
+           family: str | None = None) -> tuple[int, ...]:
+    if family == "scalar":
+        return ()
+    if family in ("batched", "broadcast"):
+        return tuple(draw(st.integers(2, 4)) for _ in range(draw(st.integers(1, 3))))
+    if family == "empty" and allow_zero:
+        dims = [draw(st.integers(1, 3)) for _ in range(draw(st.integers(1, 2)))]
+        dims[draw(st.integers(0, len(dims) - 1))] = 0
+        return tuple(dims)
     ndim = draw(st.integers(0 if allow_scalar else 1, 3))
     low = 0 if allow_zero else 1
     dims = [draw(st.integers(1, 4)) for _ in range(ndim)]
@@ -88,21 +124,26 @@ def _batch(draw: Any, allow_zero: bool, allow_scalar: bool) -> tuple[int, ...]:
 
 
 @st.composite
-def _broadcast_variant(draw: Any, batch: tuple[int, ...]) -> tuple[int, ...]:
-    """A shape that broadcasts to ``batch``: leading dims dropped, some dims set to 1."""
+def _broadcast_variant(draw: Any, batch: tuple[int, ...], force: bool = False) -> tuple[int, ...]:
+    """A shape that broadcasts to ``batch``: leading dims dropped, some dims set to 1 (with
+    ``force``, at least one of the two)."""
     drop = draw(st.integers(0, len(batch)))
     kept = list(batch[drop:])
     for i in range(len(kept)):
         if draw(st.integers(0, 3)) == 0:
             kept[i] = 1
+    if force and tuple(kept) == tuple(batch) and kept:
+        kept[draw(st.integers(0, len(kept) - 1))] = 1
     return tuple(kept)
 
 
 @st.composite
-def draw_shapes(draw: Any, signature: str) -> list[tuple[int, ...]]:
+def draw_shapes(draw: Any, signature: str, family: str | None = None) -> list[tuple[int, ...]]:
+    """Shapes for a signature; ``family`` (see :data:`FAMILIES`) fixes their kind."""
     groups = parse_signature(signature)
     has_core = any(t != "..." for g in groups for t in g)
-    batch = draw(_batch(allow_zero=not has_core, allow_scalar=True))
+    batch = draw(_batch(allow_zero=not has_core, allow_scalar=True, family=family))
+    force = family == "broadcast"
     sizes: dict[str, int] = {}
     shapes = []
     first_batched = True
@@ -114,7 +155,7 @@ def draw_shapes(draw: Any, signature: str) -> list[tuple[int, ...]]:
                     dims.extend(batch)
                     first_batched = False
                 else:
-                    dims.extend(draw(_broadcast_variant(batch)))
+                    dims.extend(draw(_broadcast_variant(batch, force)))
             elif t.isdigit():
                 dims.append(int(t))
             else:
@@ -180,8 +221,26 @@ def _separate(arrays: list[np.ndarray], scale: float) -> list[np.ndarray]:
     return out
 
 
-def examples(op: Op, dtype: str = "float64", scales: tuple[float, ...] = SCALES) -> Any:
-    """A Hypothesis strategy of :class:`Example` inputs for ``op``."""
+def _regions(x: np.ndarray, points: Any, scale: float, which: int) -> np.ndarray:
+    """Put one value in every region between the kink ``points`` (the first elements of
+    ``x``), or, for a 0-d ``x``, the value of region ``which``: a region is never left to
+    chance."""
+    pts = sorted(float(p) for p in points)
+    reps = [pts[0] - scale] + [(a + b) / 2 for a, b in zip(pts, pts[1:], strict=False)] + \
+        [pts[-1] + scale]
+    out = np.array(x, copy=True)
+    if out.ndim == 0:
+        return np.asarray(reps[which % len(reps)], dtype=x.dtype)
+    flat = out.reshape(-1)
+    n = min(len(reps), flat.size)
+    flat[:n] = reps[:n]
+    return out
+
+
+def examples(op: Op, dtype: str = "float64", scales: tuple[float, ...] = SCALES,
+             stratum: Stratum | None = None) -> Any:
+    """A Hypothesis strategy of :class:`Example` inputs for ``op``; with ``stratum``, of that
+    magnitude, shape family and kink region (values still drawn)."""
     meta = op.meta
     domains: tuple[Domain, ...] = tuple(meta.get("inputs") or (REAL,) * (op.nin or 1))
     # by default, one broadcasting group per input
@@ -191,21 +250,28 @@ def examples(op: Op, dtype: str = "float64", scales: tuple[float, ...] = SCALES)
 
     @st.composite
     def strategy(draw: Any) -> Example:
+        family = stratum.family if stratum is not None else None
         if callable(shapes_spec):
             shapes = [tuple(s) for s in shapes_spec(draw)]
         else:
-            shapes = draw(draw_shapes(shapes_spec))
+            shapes = draw(draw_shapes(shapes_spec, family))
         if len(shapes) != len(domains):
             raise ValueError(f"op {op.name!r}: {len(shapes)} shapes drawn for "
                              f"{len(domains)} declared inputs")
         params = _draw_params(draw, meta.get("params"), shapes)
-        scale = scales[draw(st.integers(0, len(scales) - 1))]
+        scale = stratum.scale if stratum is not None else \
+            scales[draw(st.integers(0, len(scales) - 1))]
         seed = draw(st.integers(0, 2**32 - 1))
         rng = np.random.default_rng(seed)
         context = {"shapes": shapes, "params": params}
         args = []
         for i, (dom, shape) in enumerate(zip(domains, shapes, strict=False)):
             x = dom.sample(rng, shape, np_dtype, scale, context)
+            points = kinks(params) if callable(kinks) else kinks
+            if stratum is not None and isinstance(dom, Real):
+                # every region between declared kinks; without kinks, both signs
+                regions = points if isinstance(points, (tuple, list)) and points else (0.0,)
+                x = _regions(x, regions, scale, stratum.region).astype(np_dtype)
             if dom.differentiable and i not in op.nondiff_argnums:
                 x = avoid_kinks(x, kinks, params, scale).astype(np_dtype)
             args.append(x)

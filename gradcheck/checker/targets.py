@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from gradcheck.checker.paths import PATHS, SECOND_ORDER, EngineProblem
 from gradcheck.checker.references import TARGET_KINDS, load, register_target_kind
-from gradcheck.checker.sampling import Example, examples
+from gradcheck.checker.sampling import Example, Stratum, examples
 from gradcheck.checker.specs import (
     resolve_inputs,
     resolve_positions,
@@ -86,8 +86,9 @@ class Target(abc.ABC):
     gauge: tuple[tuple[int, int], ...] = ()
 
     @abc.abstractmethod
-    def strategy(self, dtype: str) -> st.SearchStrategy[Example]:
-        """Hypothesis strategy of examples in ``dtype``."""
+    def strategy(self, dtype: str, stratum: Stratum | None = None) -> st.SearchStrategy[Example]:
+        """Hypothesis strategy of examples in ``dtype`` (of one stratum of the exploration:
+        a magnitude, shape family and kink region; ignored at a given point)."""
 
     @abc.abstractmethod
     def bind(self, example: Example) -> Problem:
@@ -145,12 +146,13 @@ class _Spec:
             return None
         return [np.array(d.value) for d in self.domains]  # type: ignore[attr-defined]
 
-    def strategy(self, op: Op, dtype: str) -> st.SearchStrategy[Example]:
+    def strategy(self, op: Op, dtype: str,
+                 stratum: Stratum | None = None) -> st.SearchStrategy[Example]:
         point = self.point
         if point is not None:
             return fixed_point(point, dtype, self.fixed_params)
         if self.domains is None and not self.space and not self.fixed_params:
-            return examples(op, dtype)
+            return examples(op, dtype, stratum=stratum)
         meta = dict(op.meta)
         if self.domains is not None:
             declared = meta.get("shapes")
@@ -165,8 +167,8 @@ class _Spec:
         drawn = Op(name=op.name, forward=op.forward, vjp=None, nin=len(meta.get("inputs") or
                    ()) or op.nin, nondiff_argnums=op.nondiff_argnums, meta=meta)
         fixed = self.fixed_params
-        return examples(drawn, dtype).map(lambda ex: _with_params(ex, fixed)) if fixed \
-            else examples(drawn, dtype)
+        found = examples(drawn, dtype, stratum=stratum)
+        return found.map(lambda ex: _with_params(ex, fixed)) if fixed else found
 
     def positions(self, args: Sequence[Any], differentiable: Callable[[int], bool]) -> list[int]:
         if self.wrt is None:
@@ -209,8 +211,8 @@ class OpTarget(Target):
                                                  or ())
         self.fixed = self.spec.point
 
-    def strategy(self, dtype: str) -> st.SearchStrategy[Example]:
-        return self.spec.strategy(self.op, dtype)
+    def strategy(self, dtype: str, stratum: Stratum | None = None) -> st.SearchStrategy[Example]:
+        return self.spec.strategy(self.op, dtype, stratum)
 
     def default_dtypes(self) -> tuple[str, ...]:
         return DEFAULT_DTYPES if self.fixed is None else _float_dtypes(self.fixed)
@@ -280,8 +282,8 @@ class FunctionTarget(Target):
     def default_dtypes(self) -> tuple[str, ...]:
         return DEFAULT_DTYPES if self.domains else _float_dtypes(self.fixed)
 
-    def strategy(self, dtype: str) -> st.SearchStrategy[Example]:
-        return self.spec.strategy(self.op, dtype)
+    def strategy(self, dtype: str, stratum: Stratum | None = None) -> st.SearchStrategy[Example]:
+        return self.spec.strategy(self.op, dtype, stratum)
 
     def positions(self, example: Example) -> list[int]:
         doms = self.spec.domains or []

@@ -119,15 +119,11 @@ class FrameworkTarget(FunctionTarget):
             return ("float64",)
         return super().default_dtypes()
 
-    def strategy(self, dtype: str) -> Any:
+    def strategy(self, dtype: str, stratum: Any = None) -> Any:
         if self.framework == "tensorflow" and dtype != "float64":
             raise ValueError(f"gradcheck.check: {self.name} is a TensorFlow function, checked in "
                              f"float64 only (the TensorFlow reference's precision), not {dtype}")
-        return super().strategy(dtype)
-
-    def positions(self, example: Example) -> list[int]:
-        """Every floating argument is differentiated."""
-        return [i for i, a in enumerate(example.args) if np.asarray(a).dtype.kind == "f"]
+        return super().strategy(dtype, stratum)
 
     def bind(self, example: Example) -> Problem:
         from gradcheck.oracles import get_oracle
