@@ -23,7 +23,7 @@ def test_domain_names_draw_each_input() -> None:
         return gnp.sum(x * gnp.log(y))
 
     report = gc.check(f, inputs=["real", "positive"], seed=0, dtypes=["float64"])
-    assert report.passed and report.stats["examples"]["float64"] == 8
+    assert report.passed and report.stats["examples"]["float64"] == 9
     assert seen and all(y > 0 for y in seen)
 
 
@@ -35,7 +35,7 @@ def test_an_unknown_domain_name_is_a_clear_error() -> None:
 
 def test_fixed_params_and_choices_to_explore() -> None:
     fixed = gc.check("sum", inputs=[X], params={"axis": 1}, seed=0)
-    assert fixed.passed and fixed.stats["examples"]["float64"] == 8
+    assert fixed.passed and fixed.stats["examples"]["float64"] == 9
     explored: set[int] = set()
 
     def summed(x, axis):  # type: ignore[no-untyped-def]
@@ -82,4 +82,4 @@ def test_a_two_input_op_needs_no_shapes() -> None:
                    registry=local)
     report = gc.check(op, seed=0)
     assert report.passed, [f.message for f in report.failures]
-    assert report.stats["examples"]["float64"] == 8
+    assert report.stats["examples"]["float64"] == 9
