@@ -23,15 +23,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
-from hypothesis import strategies as st
 
 import gradcheck as gc
 import gradcheck.numpy as gnp
 from gradcheck import default_registry
 from gradcheck.checker import format_failure
 from gradcheck.checker.report import Report
-from gradcheck.checker.sampling import Example
-from gradcheck.checker.targets import OpTarget
 from gradcheck.domains import Domain
 from gradcheck.engine.tensor import value_of
 
@@ -124,20 +121,6 @@ def registered_in(module: Any) -> set[str]:
 # ---------------------------------------------------------------------------------------
 # gradcheck.check at a point
 # ---------------------------------------------------------------------------------------
-class OpAtPoint(OpTarget):
-    """A registered op at fixed inputs *and* parameters: :class:`OpTarget` at a point with
-    ``params`` given to every example, so the op's own metadata (gauge, kinks, tolerance)
-    and its declared equivalents in other frameworks apply."""
-
-    def __init__(self, op: gc.Op, inputs: Sequence[Any], params: dict[str, Any]) -> None:
-        super().__init__(op, inputs)
-        self.params = dict(params)
-
-    def strategy(self, dtype: str) -> st.SearchStrategy[Example]:
-        return super().strategy(dtype).map(
-            lambda ex: dataclasses.replace(ex, params=dict(self.params)))
-
-
 def assert_passed(report: Report, examples: int | None = None) -> Report:
     """The report passed; with ``examples``, every dtype ran that many usable examples (a
     point on a kink or overflowing must not pass by checking nothing)."""
@@ -156,12 +139,14 @@ def assert_compared(report: Report, reference: str) -> None:
 
 
 def check_at(target: Any, inputs: Sequence[Any], *, seed: int, dtype: str = "float64",
-             examples: int | None = None, references: Sequence[str] = ("numeric", "self"),
+             params: dict[str, Any] | None = None, examples: int | None = None,
+             references: Sequence[str] = ("numeric", "self"),
              paths: Sequence[str] | None = None) -> Report:
-    """:func:`gradcheck.check` of ``target`` (an :class:`OpAtPoint` or a function of
-    ``inputs``) at ``inputs`` in ``dtype``; asserts that it passed on every example."""
+    """:func:`gradcheck.check` of ``target`` (an op name, checked with its declared metadata
+    and equivalents, or a function) at ``inputs`` with ``params`` in ``dtype``; asserts that
+    it passed on every example."""
     count = examples or EXAMPLES[dtype]
-    report = gc.check(target, inputs=None if isinstance(target, OpTarget) else tuple(inputs),
+    report = gc.check(target, inputs=list(inputs), params=params or None,
                       references=list(references), paths=paths, dtypes=[dtype],
                       examples=count, seed=seed)
     return assert_passed(report, count)
@@ -225,15 +210,13 @@ class OpCase:
         """The case's inputs (float64)."""
         return self.sample()
 
-    def target(self, raw: Sequence[Any] | None = None) -> OpAtPoint:
-        """The op at the case's point (or at ``raw``) with its parameters."""
-        return OpAtPoint(self.op, self.point() if raw is None else raw, self.params)
-
     def check(self, dtype: str = "float64", references: Sequence[str] = ("numeric", "self"),
               raw: Sequence[Any] | None = None, salt: str = "") -> Report:
-        """:func:`gradcheck.check` at the case's point (or ``raw``); asserts it passed."""
-        return check_at(self.target(raw), (), seed=seed_for(self.id, salt or dtype),
-                        dtype=dtype, references=references,
+        """:func:`gradcheck.check` of the op by name at the case's point (or ``raw``) with its
+        parameters; asserts it passed."""
+        return check_at(self.name, self.point() if raw is None else raw,
+                        seed=seed_for(self.id, salt or dtype), dtype=dtype, params=self.params,
+                        references=references,
                         examples=EXAMPLES["autograd" if "autograd" in references else dtype])
 
     def expected(self, args: Sequence[Any]) -> Any:
@@ -354,7 +337,7 @@ def check_grad_of(case: OpCase) -> None:
     fwd = default_registry.get(case.op.meta["grad_of"])
     rng = rng_for(case.id, "grad_of")
     args = [d.sample(rng, (2, 3), np.float64) for d in fwd.meta["inputs"]]
-    check_at(OpAtPoint(fwd, args, case.params), (), seed=seed_for(case.id, "grad_of"),
+    check_at(fwd.name, args, params=case.params, seed=seed_for(case.id, "grad_of"),
              paths=["vjp", "double_vjp"])
 
 
