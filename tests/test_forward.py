@@ -1,5 +1,6 @@
 """ForwardAccumulator: native rules, the transpose fallback, nesting."""
 
+import sys
 import weakref
 
 import numpy as np
@@ -92,3 +93,12 @@ def test_a_tangent_lives_as_long_as_its_primal():
         assert ref() is None
     assert np.allclose(acc.jvp(z).numpy(), -np.sin(np.sin(1.0)) * np.cos(1.0))
     assert acc.jvp(x).numpy().tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_finished_accumulator_leaves_nothing_on_its_primals():
+    x, t = gc.tensor(np.ones(2)), np.ones(2)
+    before = sys.getrefcount(t)
+    acc = gc.ForwardAccumulator(x, t)
+    assert sys.getrefcount(t) > before  # the primal's tangent is held while acc lives
+    del acc
+    assert sys.getrefcount(t) == before

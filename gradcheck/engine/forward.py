@@ -11,6 +11,7 @@ forward-over-reverse Hessian-vector products.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -41,9 +42,10 @@ class ForwardAccumulator:
     def __init__(self, primals: Any, tangents: Any, *, force_transpose: bool = False) -> None:
         self.force_transpose = force_transpose
         self.level: float = state.new_level()
-        # the primals' tangents; every other tangent is kept on its tensor (``_tangents``),
-        # so it is freed with the tensor rather than held until the accumulator goes
-        self._primals: dict[int, tuple[Tensor, Any]] = {}
+        # Every tangent is kept on its tensor (``Tensor._tangents``, by level), so it is freed
+        # with the tensor.  The primals' entries are removed when the accumulator goes.
+        watched: list[Tensor] = []
+        weakref.finalize(self, _forget, watched, self.level)
         ps, _ = flatten(primals)
         ts, _ = flatten(tangents)
         if len(ps) != len(ts):
@@ -62,7 +64,8 @@ class ForwardAccumulator:
                                  f"{np.shape(value_of(t))}, primal {i} has shape {p.shape}")
             if not isinstance(t, Tensor):
                 t = np.asarray(t, dtype=p.dtype)
-            self._primals[id(p)] = (p, t)
+            _keep(p, self.level, t)
+            watched.append(p)
 
     def __enter__(self) -> ForwardAccumulator:
         state.push(self)
@@ -87,26 +90,24 @@ class ForwardAccumulator:
 
     def _tangent(self, x: Any) -> Any:
         """The tangent of ``x`` in this accumulator (None: it has none)."""
-        if type(x) is not Tensor:
-            return None
-        kept = x._tangents
-        if kept is not None and self.level in kept:
-            return kept[self.level]
-        entry = self._primals.get(id(x))
-        return None if entry is None else entry[1]
+        kept = x._tangents if type(x) is Tensor else None
+        return None if kept is None else kept.get(self.level)
 
     def record(self, op: Op, args: tuple[Any, ...], outs: Any, params: dict[str, Any]) -> None:
         level = self.level
-        if len(args) == 1:  # the common case, inline: an op's only input is a tensor
+        # the common cases inline (an op's only input is a tensor; of two, one may not be)
+        if len(args) == 1:
             kept = args[0]._tangents
-            t = kept.get(level) if kept is not None else None
+            t = None if kept is None else kept.get(level)
             if t is None:
-                t = self._tangent(args[0])
-                if t is None:
-                    return
+                return
             tangents: tuple[Any, ...] = (t,)
         elif len(args) == 2:
-            tangents = (self._tangent(args[0]), self._tangent(args[1]))
+            a, b = args
+            ka = a._tangents if type(a) is Tensor else None
+            kb = b._tangents if type(b) is Tensor else None
+            tangents = (None if ka is None else ka.get(level),
+                        None if kb is None else kb.get(level))
         else:
             tangents = tuple([self._tangent(a) for a in args])
         nondiff = op.nondiff_argnums
@@ -188,6 +189,13 @@ def _keep(out: Tensor, level: float, tangent: Any) -> None:
         out._tangents = {level: tangent}
     else:
         out._tangents[level] = tangent
+
+
+def _forget(primals: list[Tensor], level: float) -> None:
+    """Remove a finished accumulator's tangents from its primals."""
+    for p in primals:
+        if p._tangents is not None:
+            p._tangents.pop(level, None)
 
 
 def transpose_jvp(op: Op, tangents: list[Any], outs: tuple[Tensor, ...], args: tuple[Any, ...],

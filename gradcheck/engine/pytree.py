@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["flatten", "unflatten"]
@@ -10,28 +11,29 @@ __all__ = ["flatten", "unflatten"]
 def flatten(tree: Any) -> tuple[list[Any], Any]:
     """Leaves of ``tree`` in a fixed order, and a description to rebuild it."""
     leaves: list[Any] = []
+    return leaves, _walk(tree, leaves)
 
-    def walk(node: Any) -> Any:
-        if isinstance(node, (list, tuple)) and not hasattr(node, "_fields"):
-            return (type(node), [walk(c) for c in node])
-        if isinstance(node, dict):
-            keys = sorted(node, key=repr)
-            return (dict, keys, [walk(node[k]) for k in keys])
-        leaves.append(node)
-        return None
 
-    return leaves, walk(tree)
+def _walk(node: Any, leaves: list[Any]) -> Any:
+    # a module-level function: a recursive closure would be a reference cycle holding the
+    # leaves until the cyclic garbage collector runs
+    if isinstance(node, (list, tuple)) and not hasattr(node, "_fields"):
+        return (type(node), [_walk(c, leaves) for c in node])
+    if isinstance(node, dict):
+        keys = sorted(node, key=repr)
+        return (dict, keys, [_walk(node[k], leaves) for k in keys])
+    leaves.append(node)
+    return None
 
 
 def unflatten(treedef: Any, leaves: list[Any]) -> Any:
     """Inverse of :func:`flatten`."""
-    it = iter(leaves)
+    return _build(treedef, iter(leaves))
 
-    def build(d: Any) -> Any:
-        if d is None:
-            return next(it)
-        if d[0] is dict:
-            return {k: build(c) for k, c in zip(d[1], d[2], strict=False)}
-        return d[0](build(c) for c in d[1])
 
-    return build(treedef)
+def _build(d: Any, it: Iterator[Any]) -> Any:
+    if d is None:
+        return next(it)
+    if d[0] is dict:
+        return {k: _build(c, it) for k, c in zip(d[1], d[2], strict=False)}
+    return d[0](_build(c, it) for c in d[1])
