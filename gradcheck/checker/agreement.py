@@ -97,6 +97,12 @@ def _forward_differs(sess: Session, rs: Session) -> tuple[Outcome | None, bool]:
                    message=f"{what}: {describe(verdict)} at {at}"), same
 
 
+#: When both sides pass the numeric check yet disagree, the one whose error against the
+#: numeric derivative is this many times the other's (and at least NOTICEABLE of its
+#: tolerance) is the one the disagreement is attributed to.
+CLOSER, NOTICEABLE = 10.0, 0.05
+
+
 def examine_reference(sess: Session, ref: Reference, wanted: set[tuple[str, str]] | None,
                       run_checks: RunChecks) -> list[Outcome]:
     """The outcomes of reference ``ref`` at ``sess``'s example (see the module doc)."""
@@ -164,9 +170,16 @@ def _agree(sess: Session, rs: Session, path: str) -> None:
 def _numeric_says(sess: Session, rs: Session, path: str) -> tuple[str, str]:
     """Which side the numeric reference supports, and whom a disagreement is attributed to
     ("" the target, the reference's name, or "neither")."""
+    def verdicts(s: Session) -> list[Outcome]:
+        return [o for o in s.outcomes if o.path == path and o.reference == "numeric"]
+
     def wrong(s: Session) -> bool | None:
-        verdicts = [o for o in s.outcomes if o.path == path and o.reference == "numeric"]
-        return any(o.kind == "mismatch" for o in verdicts) if verdicts else None
+        found = verdicts(s)
+        return any(o.kind == "mismatch" for o in found) if found else None
+
+    def ratio(s: Session) -> float:
+        return max((o.verdict.ratio for o in verdicts(s) if o.verdict is not None),
+                   default=0.0)
     target_wrong, ref_wrong = wrong(sess), wrong(rs)
     base = row(path).base
     if base != path and target_wrong is False and ref_wrong is False:
@@ -180,5 +193,14 @@ def _numeric_says(sess: Session, rs: Session, path: str) -> tuple[str, str]:
         return "gradcheck's value", rs.side
     if target_wrong and not ref_wrong:
         return f"{rs.side}'s value", ""
+    if not target_wrong:
+        # both within the numeric tolerance: the side much farther from it is the suspect
+        ours, theirs = ratio(sess), ratio(rs)
+        if theirs >= CLOSER * max(ours, 1e-300) and theirs >= NOTICEABLE:
+            return (f"gradcheck's value more closely (error ratios {ours:.2g} vs "
+                    f"{theirs:.2g})"), rs.side
+        if ours >= CLOSER * max(theirs, 1e-300) and ours >= NOTICEABLE:
+            return (f"{rs.side}'s value more closely (error ratios {ours:.2g} vs "
+                    f"{theirs:.2g})"), ""
     return ("neither (both disagree with it)" if target_wrong else
             "both (they differ within the numeric tolerance)"), "neither"
