@@ -89,3 +89,14 @@ def test_timed_out_reports_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner_module, "KILL_GRACE", 0.5)
     results = run_sweep(["stuck", "spin"], registry=HANGING, timeout=1.0, jobs=2, examples=1)
     assert all(r.stats.get("timed_out") is True for r in results.reports)
+
+
+def test_results_record_gradcheck_and_reference_versions() -> None:
+    from importlib.metadata import version
+
+    from gradcheck.checker.runner import run_sweep
+
+    results = run_sweep(["sin"], examples=1, paths=["vjp"],
+                        references=["numeric", "autograd"])
+    assert results.environment["gradcheck"] == version("gradcheck")
+    assert results.environment["autograd"] == version("autograd")

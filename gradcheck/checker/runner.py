@@ -156,7 +156,7 @@ def run_sweep(ops: Iterable[str | Op], *, jobs: int = 1, progress: Progress | No
     if spec is not None:
         config["registry"] = spec
     environment = {"python": platform.python_version(), "numpy": np.__version__,
-                   "platform": platform.system()}
+                   "platform": platform.system(), **_versions(options.get("references", ()))}
     return Results(sorted(reports, key=lambda r: r.op), config, environment)
 
 
@@ -363,3 +363,27 @@ def _stop(workers: list[_Worker], gently: bool) -> None:
     finally:
         for w in workers:
             _end(w)
+
+
+def _versions(references: Iterable[str]) -> dict[str, str]:
+    """gradcheck's version and each external reference's, read from the installed packages'
+    metadata (nothing is imported); "not installed" for a framework that is missing."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from gradcheck.checker.references import INTERNAL, get_reference
+
+    def installed(*names: str) -> str:
+        for name in names:
+            try:
+                return version(name)
+            except PackageNotFoundError:
+                continue
+        return "not installed"
+
+    out = {"gradcheck": installed("gradcheck")}
+    for name in references:
+        if name not in INTERNAL:
+            dists = getattr(get_reference(name), "distributions", (name,))
+            out[name] = installed(*dists)
+    return out
+

@@ -173,6 +173,7 @@ class AutogradReference(EquivalentReference):
     equivalent, differentiated by :class:`AutogradProblem` in float64."""
 
     name = "autograd"
+    distributions = ("autograd",)
 
     def oracle(self) -> Oracle:
         return AutogradOracle()

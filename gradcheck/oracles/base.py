@@ -172,6 +172,8 @@ class EquivalentReference:
     Subclasses set ``name`` and implement :meth:`oracle`."""
 
     name: str = ""
+    #: Package names the framework is installed under (for its version in reports).
+    distributions: tuple[str, ...] = ()
     #: op name -> (factor, reason): facts about the framework's kernels, which are only this
     #: many times the checker's rounding allowance close to the exact derivative.
     accuracy: dict[str, tuple[float, str]] = {}

@@ -231,6 +231,7 @@ class TensorFlowReference(EquivalentReference):
     dummy, so its dummy leaks are found by the same checks)."""
 
     name = "tensorflow"
+    distributions = ("tensorflow", "tensorflow-cpu")
     #: Measured: for each entry the engine and autograd (LAPACK) agree to within 1/10 of the
     #: allowance where TensorFlow does not.
     accuracy = {

@@ -9,14 +9,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gradcheck.checker.references import INTERNAL, known_references
 from gradcheck.checker.report import Results
 
 __all__ = ["run_box", "environment_box", "exception_rows", "fact", "FRAMEWORKS"]
 
 #: Config keys the Run box leaves out: they have their own tables (or are the op list).
 _OWN_TABLES = ("exceptions", "skipped", "ops")
-#: Reference frameworks whose versions the Environment box reports.
-FRAMEWORKS = ("autograd", "tensorflow")
+#: Reference frameworks whose versions the Environment box reports: every plugged-in one.
+FRAMEWORKS = tuple(r for r in known_references() if r not in INTERNAL)
 
 
 def _text(value: Any) -> str:

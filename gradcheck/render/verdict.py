@@ -13,7 +13,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gradcheck.checker.paths import PATHS
 from gradcheck.checker.policy import VerdictPolicy
+from gradcheck.checker.references import INTERNAL, known_references
 from gradcheck.checker.report import Finding, Report, Results
 
 __all__ = [
@@ -49,10 +51,12 @@ STATUS_MEANING = {
 #: ``--fail-on`` leaves out).
 FINDING_TAGS = ("fail", "error", "allowed", "warn", "ignored", "info")
 
-#: The engine's paths in order: a path's error makes the later ones wrong too.
-PATH_ORDER = ("vjp", "jvp", "double_vjp", "hvp_fwd_rev", "hvp_rev_rev", "hvp_rev_fwd")
-#: References in order: the numeric derivative first, it is the root of every verdict.
-REFERENCE_ORDER = ("numeric", "autograd", "tensorflow", "self")
+#: The checker's paths in order (its path table's): a path's error makes the later ones
+#: wrong too.
+PATH_ORDER = PATHS
+#: References in order: the numeric derivative first, it is the root of every verdict, then
+#: the plugged-in frameworks, then the identities between paths.
+REFERENCE_ORDER = ("numeric", *(r for r in known_references() if r not in INTERNAL), "self")
 
 
 def op_status(report: Report, policy: VerdictPolicy) -> str:
@@ -84,13 +88,15 @@ def count_statuses(results: Results, policy: VerdictPolicy) -> dict[str, int]:
 
 
 def path_rank(path: str) -> tuple[int, int, int, str]:
-    """Sort key of a path: the engine's paths in order (the root cause first), then
-    identities between them, then the others; a framework's own ``tf.*`` paths last."""
-    tf = path.startswith("tf.")
-    base = path[3:] if tf else path
+    """Sort key of a path: the checker's paths in order (the root cause first), then
+    identities between them, then the others; a prefixed path of older results
+    (``framework.path``) after its own kind."""
+    prefix, _, rest = path.rpartition(".")
+    base = rest if prefix and rest in PATH_ORDER else path
+    late = int(base != path)
     if base in PATH_ORDER:
-        return (int(tf), 0, PATH_ORDER.index(base), base)
-    return (int(tf), 1 if "(" in base else 2, 0, base)
+        return (late, 0, PATH_ORDER.index(base), base)
+    return (late, 1 if "(" in base else 2, 0, base)
 
 
 def reference_rank(reference: str) -> tuple[int, str]:
