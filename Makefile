@@ -13,10 +13,10 @@ PYTEST_ARGS ?=
 
 .PHONY: install run test test-fast smoke-report browser-deps lint bench sizes clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[all,test]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[all,test]"
 	touch $(STAMP)
 
 install: $(STAMP)  ## create .venv and install gradcheck with every extra
