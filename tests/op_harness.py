@@ -34,10 +34,13 @@ from gradcheck.engine.tensor import value_of
 
 HVP_MODES = ("fwd_over_rev", "rev_over_rev", "rev_over_fwd")
 JVP_METHODS = ("native", "transpose", "double_vjp")
-#: Examples (directions at the case's point) per check: float64, float32, against autograd.
-#: Each example runs every path; these keep the op tests about as fast as the comparison
-#: code they replace.
-EXAMPLES = {"float64": 3, "float32": 2, "autograd": 2}
+#: Examples (directions at the case's point) per dtype of a check.  Each example runs every
+#: path against the numeric reference, each other and any external reference; the comparison
+#: code this replaced drew one set of directions per test.  (A check also spends about a
+#: third of its time on convergence data for report plots, which tests do not read.)
+EXAMPLES = 1
+#: The dtypes every case is checked in (float32 inputs: every path must stay float32).
+DTYPES = ("float64", "float32")
 #: Forward tolerances (rtol, atol): the default one rounds like a few float64 operations;
 #: shape and indexing ops move or add numbers without rounding.
 DEFAULT = (1e-12, None)
@@ -138,18 +141,17 @@ def assert_compared(report: Report, reference: str) -> None:
     assert compared, [(c.path, c.reference, c.status, c.note) for c in report.cells]
 
 
-def check_at(target: Any, inputs: Sequence[Any], *, seed: int, dtype: str = "float64",
-             params: dict[str, Any] | None = None, examples: int | None = None,
-             references: Sequence[str] = ("numeric", "self"),
+def check_at(target: Any, inputs: Sequence[Any], *, seed: int,
+             dtypes: Sequence[str] = ("float64",), params: dict[str, Any] | None = None,
+             examples: int = EXAMPLES, references: Sequence[str] = ("numeric", "self"),
              paths: Sequence[str] | None = None) -> Report:
     """:func:`gradcheck.check` of ``target`` (an op name, checked with its declared metadata
-    and equivalents, or a function) at ``inputs`` with ``params`` in ``dtype``; asserts that
-    it passed on every example."""
-    count = examples or EXAMPLES[dtype]
+    and equivalents, or a function) at ``inputs`` with ``params`` in ``dtypes``; asserts that
+    it passed on every example.  External references run in float64."""
     report = gc.check(target, inputs=list(inputs), params=params or None,
-                      references=list(references), paths=paths, dtypes=[dtype],
-                      examples=count, seed=seed)
-    return assert_passed(report, count)
+                      references=list(references), paths=paths, dtypes=list(dtypes),
+                      examples=examples, seed=seed)
+    return assert_passed(report, examples)
 
 
 # ---------------------------------------------------------------------------------------
@@ -210,14 +212,14 @@ class OpCase:
         """The case's inputs (float64)."""
         return self.sample()
 
-    def check(self, dtype: str = "float64", references: Sequence[str] = ("numeric", "self"),
-              raw: Sequence[Any] | None = None, salt: str = "") -> Report:
+    def check(self, dtypes: Sequence[str] = DTYPES,
+              references: Sequence[str] = ("numeric", "self"),
+              raw: Sequence[Any] | None = None, salt: str = "point") -> Report:
         """:func:`gradcheck.check` of the op by name at the case's point (or ``raw``) with its
         parameters; asserts it passed."""
-        return check_at(self.name, self.point() if raw is None else raw,
-                        seed=seed_for(self.id, salt or dtype), dtype=dtype, params=self.params,
-                        references=references,
-                        examples=EXAMPLES["autograd" if "autograd" in references else dtype])
+        return check_at(self.name, self.point() if raw is None else raw, dtypes=dtypes,
+                        seed=seed_for(self.id, salt), params=self.params,
+                        references=references)
 
     def expected(self, args: Sequence[Any]) -> Any:
         """The reference's outputs at ``args``."""
@@ -248,8 +250,8 @@ class ModuleCase:
     def point(self) -> list[Any]:
         return [a if i in self.nondiff else np.asarray(a) for i, a in enumerate(self.args)]
 
-    def check(self, dtype: str = "float64", references: Sequence[str] = ("numeric", "self"),
-              salt: str = "") -> Report:
+    def check(self, dtypes: Sequence[str] = DTYPES,
+              references: Sequence[str] = ("numeric", "self"), salt: str = "point") -> Report:
         """:func:`gradcheck.check` of the function of the differentiated arguments (the
         others closed over) at the case's point; asserts it passed."""
         args, diff = self.point(), self.diff
@@ -261,8 +263,8 @@ class ModuleCase:
             return self.fn(gnp, *full)
 
         f.__qualname__ = self.id
-        return check_at(f, [args[i] for i in diff], seed=seed_for(self.id, salt or dtype),
-                        dtype=dtype, references=references)
+        return check_at(f, [args[i] for i in diff], seed=seed_for(self.id, salt),
+                        dtypes=dtypes, references=references)
 
     def expected(self, args: Sequence[Any]) -> Any:
         """The reference's (or numpy's) outputs at ``args``."""
@@ -350,7 +352,7 @@ def check_against_tensorflow(case: OpCase, tf_op: Callable[..., Any], rtol: floa
     args = case.point()
     expected = tf_op(*[tf.constant(a) for a in args]).numpy()
     assert_close(case(*args), expected, rtol, f"{case.id} vs TensorFlow")
-    return case.check(references=("tensorflow",), salt="tensorflow")
+    return case.check(("float64",), references=("tensorflow",), salt="tensorflow")
 
 
 # ---------------------------------------------------------------------------------------
@@ -376,9 +378,12 @@ class PathChecks:
     #: Forward values against the reference: ``rtol`` and ``atol`` (None: rtol times the
     #: largest value).
     forward_tolerance: ClassVar[tuple[float, float | None]] = DEFAULT
-    # For SampledMetadataChecks: the ops swept and the examples per dtype.
+    # For SampledMetadataChecks: the ops swept, in which dtypes, with how many examples each.
     sampled_ops: ClassVar[Sequence[str]] = ()
-    sampled_examples: ClassVar[dict[str, int]] = {"float64": 4}
+    sampled_dtypes: ClassVar[Sequence[str]] = ("float64",)
+    sampled_examples: ClassVar[int] = 3
+    #: Examples of the autograd comparison (autograd runs on a check's first three).
+    sampled_autograd_examples: ClassVar[int] = EXAMPLES
     #: Sampled ops not compared with autograd, and why.
     sampled_without_autograd: ClassVar[dict[str, str]] = {}
 
@@ -387,8 +392,7 @@ class PathChecks:
             keep = getattr(metafunc.function, "keep_row", lambda case: True)
             metafunc.parametrize("case", [c for c in self.cases if keep(c)], ids=case_id)
         if "op_name" in metafunc.fixturenames:
-            metafunc.parametrize("op_name, dtype", [(name, dtype) for name in self.sampled_ops
-                                                    for dtype in self.sampled_examples])
+            metafunc.parametrize("op_name", self.sampled_ops)
         if "autograd_op" in metafunc.fixturenames:
             metafunc.parametrize("autograd_op", [
                 name for name in self.sampled_ops if name not in self.sampled_without_autograd])
@@ -397,12 +401,9 @@ class PathChecks:
         check_forward(case, *self.forward_tolerance)
 
     def test_derivatives(self, case: Any) -> None:
-        """Every path in float64 against the numeric reference and each other."""
-        case.check("float64")
-
-    def test_float32(self, case: Any) -> None:
-        """Every path stays float32 and agrees with the numeric reference there."""
-        case.check("float32")
+        """Every path against the numeric reference and each other, in float64 and in
+        float32 (where every path must stay float32)."""
+        case.check()
 
 
 class AutogradChecks:
@@ -414,7 +415,8 @@ class AutogradChecks:
     def test_matches_autograd(self, case: Any) -> None:
         """Every path against autograd's (the op's declared equivalent), which must have
         compared something: a path it cannot compute is no pass."""
-        assert_compared(case.check(references=("autograd",), salt="autograd"), "autograd")
+        report = case.check(("float64",), references=("autograd",), salt="autograd")
+        assert_compared(report, "autograd")
 
 
 class ElementwiseChecks:
@@ -435,22 +437,27 @@ class ElementwiseChecks:
 
     @on_rows(lambda case: case.cotangent_arg is not None)
     def test_gradient_op_broadcasts(self, case: OpCase) -> None:
-        case.check(raw=case.sample(shapes=[(2, 3), (3,)], salt="bcast"), salt="bcast")
+        case.check(("float64",), raw=case.sample(shapes=[(2, 3), (3,)], salt="bcast"),
+                   salt="bcast")
 
 
 class SampledMetadataChecks:
     """:func:`gradcheck.check` of each of ``sampled_ops`` on inputs drawn from its declared
-    metadata, for each dtype of ``sampled_examples``, and against autograd (mix into a
+    metadata, in each of ``sampled_dtypes``, and against autograd (mix into a
     :class:`PathChecks` subclass)."""
 
-    sampled_examples: ClassVar[dict[str, int]]
+    sampled_dtypes: ClassVar[Sequence[str]]
+    sampled_examples: ClassVar[int]
+    sampled_autograd_examples: ClassVar[int]
 
-    def test_sampled_metadata(self, op_name: str, dtype: str) -> None:
-        assert_passed(gc.check(op_name, dtypes=[dtype], seed=seed_for(op_name, dtype),
-                               examples=self.sampled_examples[dtype]))
+    def test_sampled_metadata(self, op_name: str) -> None:
+        assert_passed(gc.check(op_name, dtypes=list(self.sampled_dtypes),
+                               seed=seed_for(op_name, "sampled"),
+                               examples=self.sampled_examples))
 
     @pytest.mark.autograd
     def test_sampled_matches_autograd(self, autograd_op: str) -> None:
         report = gc.check(autograd_op, dtypes=["float64"], references=["autograd"],
-                          seed=seed_for(autograd_op, "autograd"), examples=EXAMPLES["autograd"])
+                          seed=seed_for(autograd_op, "autograd"),
+                          examples=self.sampled_autograd_examples)
         assert_compared(assert_passed(report), "autograd")

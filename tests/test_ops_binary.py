@@ -83,7 +83,7 @@ def test_broadcasting_pairs(name: str, shapes: tuple[tuple[int, ...], ...]) -> N
     out = np.asarray(case(*xs))
     assert out.shape == np.broadcast_shapes(*shapes)
     if out.size:
-        case.check()
+        case.check(("float64",))
         return
     # zero-size: every derivative is empty, in its input's or the output's shape
     cts = engine_vjp(case, xs, np.ones(out.shape))

@@ -307,7 +307,8 @@ def test_every_op_of_the_modules_has_cases() -> None:
 class TestNNOps(PathChecks, AutogradChecks, SampledMetadataChecks):
     cases = CASES
     sampled_ops = MODULE_OPS
-    sampled_examples = {"float64": 3, "float32": 2}
+    sampled_dtypes = ("float64", "float32")
+    sampled_examples = 2
     sampled_without_autograd = {name: NO_EQUIVALENT for name in MODULE_OPS
                                 if name.startswith(("nn.conv", "nn.avg_pool", "nn.max_pool"))}
 
