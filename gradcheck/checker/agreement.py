@@ -150,7 +150,8 @@ def _agree(sess: Session, rs: Session, path: str) -> None:
     else:
         verdict = elementwise(ours, theirs, sess.tol, scale=scale)
         passed = verdict.passed
-    out = Outcome(path, side, None, verdict, details={"against": "target"})
+    out = Outcome(path, side, None, verdict, details={"against": "target"},
+                  directions=row(path).primary(sess)[2])
     if not passed:
         supports, blame = _numeric_says(sess, rs, path)
         # Where the numeric derivative decides, the side it contradicts has its own finding;

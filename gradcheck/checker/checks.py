@@ -18,6 +18,7 @@ import numpy as np
 from gradcheck.checker import numeric
 from gradcheck.checker.compare import (
     Outcome,
+    absdot,
     dot,
     fast_forward,
     fast_transpose,
@@ -93,6 +94,11 @@ def numeric_check(sess: Session, path: str) -> None:
                 abs(dot(sp.value, sp.dirs) - dot(moved, sp.dirs)))
             if not math.isfinite(rounding):  # a non-finite value has no measurable noise
                 rounding = 0.0
+            if sess.side:
+                # a framework runs in float64: a change of more than this between two
+                # samples 2 ulps apart is a jump in its rule (at a tie), not rounding
+                size = top(sp.value) if sp.forward else absdot(sp.value, sp.dirs)
+                rounding = min(rounding, FRAMEWORK_ROUNDING * size)
             if sess.options.mode == "full":
                 verdict, index, at = full(lin, apply, dtype, tol, nat, rounding)
             else:
@@ -116,6 +122,11 @@ def numeric_check(sess: Session, path: str) -> None:
                     "are finite (unstable formula?)")
     sess.record(Outcome(path, "numeric", kind, verdict, message, details, sp.directions,
                         index))
+
+
+#: The most rounding noise a reference framework's float64 path may show, relative to its
+#: size (see numeric_check).
+FRAMEWORK_ROUNDING = 1e-6
 
 
 def _all_zero(value: Any) -> bool:
