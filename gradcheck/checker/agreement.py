@@ -156,7 +156,7 @@ def _agree(sess: Session, rs: Session, path: str) -> None:
         supports, blame = _numeric_says(sess, rs, path)
         # Where the numeric derivative decides, the side it contradicts has its own finding;
         # the disagreement itself is a finding only when the numeric cannot settle it.
-        out.kind = "mismatch" if blame == "neither" else None
+        out.kind = "mismatch" if blame in ("neither", "undecided") else None
         out.details.update({"numeric_supports": supports, "attributed_to": blame})
         what = describe(verdict) if verdict is not None else "different shapes"
         out.message = (f"{path}: gradcheck's {sess.target.name} and {side}'s disagree "
@@ -170,7 +170,8 @@ def _agree(sess: Session, rs: Session, path: str) -> None:
 
 def _numeric_says(sess: Session, rs: Session, path: str) -> tuple[str, str]:
     """Which side the numeric reference supports, and whom a disagreement is attributed to
-    ("" the target, the reference's name, or "neither")."""
+    ("" the target, the reference's name, "neither" when both contradict it, or "undecided"
+    when it cannot tell)."""
     def verdicts(s: Session) -> list[Outcome]:
         return [o for o in s.outcomes if o.path == path and o.reference == "numeric"]
 
@@ -189,7 +190,7 @@ def _numeric_says(sess: Session, rs: Session, path: str) -> tuple[str, str]:
         path = base
         target_wrong, ref_wrong = wrong(sess), wrong(rs)
     if target_wrong is None or ref_wrong is None:
-        return "neither (not compared with the numeric derivative)", "neither"
+        return "neither (not compared with the numeric derivative)", "undecided"
     if ref_wrong and not target_wrong:
         return "gradcheck's value", rs.side
     if target_wrong and not ref_wrong:
@@ -203,5 +204,6 @@ def _numeric_says(sess: Session, rs: Session, path: str) -> tuple[str, str]:
         if ours >= CLOSER * max(theirs, 1e-300) and ours >= NOTICEABLE:
             return (f"{rs.side}'s value more closely (error ratios {ours:.2g} vs "
                     f"{theirs:.2g})"), ""
-    return ("neither (both disagree with it)" if target_wrong else
-            "both (they differ within the numeric tolerance)"), "neither"
+    if target_wrong:
+        return "neither (both disagree with it)", "neither"
+    return "both (they differ within the numeric tolerance)", "undecided"

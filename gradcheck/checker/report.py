@@ -133,7 +133,8 @@ class Finding:
     traceback: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
     #: Whose derivative is wrong: "" for the checked target itself, else the reference
-    #: framework the numeric derivative contradicts ("tensorflow", ...), or "neither".
+    #: framework the numeric derivative contradicts ("tensorflow", ...), "neither" (it
+    #: contradicts both) or "undecided" (it cannot tell).
     attributed_to: str = ""
 
     @property

@@ -211,4 +211,6 @@ def attribution_text(finding: Finding) -> str:
         return ""
     if side == "neither":
         return "neither side agrees with the numeric derivative"
+    if side == "undecided":
+        return "the numeric derivative cannot tell which side is right"
     return f"{side}'s derivative"
