@@ -45,7 +45,7 @@ def test_available_references_lists_every_status(monkeypatch: pytest.MonkeyPatch
     for name in REFERENCE_NAMES:
         monkeypatch.setitem(sys.modules, name, None)
     statuses = available_references()
-    assert list(statuses) == ["autograd", "tensorflow"]
+    assert list(statuses) == ["autograd", "tensorflow", "torch", "jax"]
     for name, status in statuses.items():
         assert status is not None and f"gradcheck[{name}]" in status
 
@@ -65,22 +65,42 @@ def test_tensorflow_reference_is_unavailable_without_tensorflow(
     assert report.passed
 
 
+@pytest.mark.parametrize("name", ["torch", "jax"])
+def test_torch_and_jax_references_are_unavailable_without_them(
+        monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    # every path of the reference is an "unavailable" cell with the install hint; the rest
+    # of the check runs
+    monkeypatch.setitem(sys.modules, name, None)
+    report = gradcheck.check("sin", references=["numeric", name], examples=1,
+                             paths=["vjp", "double_vjp"])
+    for path in ("vjp", "double_vjp"):
+        cell = report.cell(path, name)
+        assert cell is not None and cell.status == "unavailable"
+        assert f"pip install gradcheck[{name}]" in cell.note
+    assert report.cell("vjp", "numeric").status == "pass"  # type: ignore[union-attr]
+    assert report.passed
+
+
 def test_unknown_reference_names_the_known_ones() -> None:
-    with pytest.raises(ValueError, match=r"unknown reference 'jax'; known references: "
-                                         r"autograd, tensorflow"):
-        get_oracle("jax")
+    with pytest.raises(ValueError, match=r"unknown reference 'mxnet'; known references: "
+                                         r"autograd, tensorflow, torch, jax"):
+        get_oracle("mxnet")
 
 
 def test_importing_gradcheck_oracles_imports_no_framework() -> None:
     # A fresh interpreter: this test process may already hold TensorFlow from other tests.
     code = ("import sys, gradcheck.oracles, gradcheck.oracles.tensorflow, "
-            "gradcheck.oracles.autograd, gradcheck.oracles.targets; "
-            "loaded = {'tensorflow', 'autograd'} & set(sys.modules); "
+            "gradcheck.oracles.autograd, gradcheck.oracles.torch, gradcheck.oracles.jax, "
+            "gradcheck.oracles.targets; "
+            "loaded = {'tensorflow', 'autograd', 'torch', 'jax'} & set(sys.modules); "
             "assert not loaded, loaded")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 @pytest.mark.autograd
 @pytest.mark.tensorflow
+@pytest.mark.torch
+@pytest.mark.jax
 def test_installed_frameworks_are_available() -> None:
-    assert available_references() == {"autograd": None, "tensorflow": None}
+    assert available_references() == {"autograd": None, "tensorflow": None, "torch": None,
+                                      "jax": None}

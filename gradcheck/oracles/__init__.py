@@ -1,20 +1,21 @@
-"""External references for gradcheck: autograd and TensorFlow computing the same paths.
+"""External references for gradcheck: autograd, TensorFlow, PyTorch and JAX computing the
+same paths.
 
-Each framework has one adapter module (:mod:`.autograd`, :mod:`.tensorflow`): a Problem that
-computes the checker's paths with the framework, an :class:`Oracle` (its lazy import and
-status, a missing framework saying how to install it, and a functional
-``vjp``/``jvp``/``double_vjp``/``hvp`` that runs the same Problem), and an
-:class:`EquivalentReference` through which the checker runs a registry op's
-declared equivalent (``equivalents=`` with the op) as one more problem at the same example,
+Each framework has one adapter module (:mod:`.autograd`, :mod:`.tensorflow`, :mod:`.torch`,
+:mod:`.jax`): a Problem that computes the checker's paths with the framework, an
+:class:`Oracle` (its lazy import and status, a missing framework saying how to install it,
+and a functional ``vjp``/``jvp``/``double_vjp``/``hvp`` that runs the same Problem), and an
+:class:`EquivalentReference` through which the checker runs a registry op's declared
+equivalent (``equivalents=`` with the op) as one more problem at the same example,
 checked by the same code (see :mod:`gradcheck.checker.references`).  The composition root
 (``gradcheck/__init__.py``) plugs the references in by name; importing this package imports
 no framework.
 
-``gradcheck.check(fn, inputs=...)`` also takes TensorFlow and autograd functions as targets
-(:func:`framework_target`), whose paths the framework computes.
+``gradcheck.check(fn, inputs=...)`` also takes TensorFlow, autograd, PyTorch and JAX
+functions as targets (:func:`framework_target`), whose paths the framework computes.
 
 >>> sorted(available_references())  # doctest: +SKIP
-['autograd', 'tensorflow']
+['autograd', 'jax', 'tensorflow', 'torch']
 """
 
 from __future__ import annotations
@@ -63,15 +64,28 @@ def _tensorflow() -> Oracle:
     return TensorFlowOracle()
 
 
+def _torch() -> Oracle:
+    from gradcheck.oracles.torch import TorchOracle
+
+    return TorchOracle()
+
+
+def _jax() -> Oracle:
+    from gradcheck.oracles.jax import JaxOracle
+
+    return JaxOracle()
+
+
 # Factories, not instances: each call imports afresh, so nothing caches a failed import.
-_FACTORIES: dict[str, Callable[[], Oracle]] = {"autograd": _autograd, "tensorflow": _tensorflow}
+_FACTORIES: dict[str, Callable[[], Oracle]] = {"autograd": _autograd, "tensorflow": _tensorflow,
+                                               "torch": _torch, "jax": _jax}
 
 #: The names :func:`get_oracle` accepts.
 REFERENCE_NAMES = tuple(_FACTORIES)
 
 
 def get_oracle(name: str) -> Oracle:
-    """A new oracle for the reference ``name`` ("autograd" or "tensorflow").
+    """A new oracle for the reference ``name`` ("autograd", "tensorflow", "torch", "jax").
 
     The framework is not imported until the oracle is used (``status()`` or a method).
     """

@@ -15,7 +15,7 @@ __all__ = ["Equivalence", "NumpyNamespace", "equivalence", "has_equivalent",
            "ops_with_equivalents"]
 
 #: Frameworks whose numpy namespace runs an op's ``"numpy"`` equivalent.
-NUMPY_LIKE = ("autograd", "jax")
+NUMPY_LIKE = ("autograd", "jax", "torch")
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,14 @@ def _numpy_namespace(reference: str, module: Any) -> Any:
         import autograd.scipy.special as special
 
         return NumpyNamespace(module, special)
+    if reference == "jax":
+        import jax.scipy.special as jax_special
+
+        return NumpyNamespace(module, jax_special)
+    if reference == "torch":
+        from gradcheck.oracles.torch import TorchNumpy
+
+        return TorchNumpy(module)
     return module
 
 

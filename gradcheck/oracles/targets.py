@@ -1,4 +1,4 @@
-"""TensorFlow and autograd functions as targets of ``gradcheck.check``.
+"""TensorFlow, autograd, PyTorch and JAX functions as targets of ``gradcheck.check``.
 
 ``gradcheck.check(fn, inputs=...)`` recognises a function written with TensorFlow (a
 ``tf.*`` op, a ``tf.custom_gradient`` or ``tf.function``, or a Python function that uses the
@@ -35,7 +35,10 @@ __all__ = ["FRAMEWORKS", "FrameworkTarget", "framework_of", "framework_target",
            "is_framework_function"]
 
 #: Module prefixes of the frameworks a function can be written in.
-FRAMEWORKS = {"tensorflow": ("tensorflow", "keras", "tf_keras"), "autograd": ("autograd",)}
+FRAMEWORKS = {"tensorflow": ("tensorflow", "keras", "tf_keras"), "autograd": ("autograd",),
+              "torch": ("torch",), "jax": ("jax", "jaxlib")}
+#: Frameworks whose functions are checked in float64 only (their oracles' precision).
+FLOAT64_ONLY = {"tensorflow": "TensorFlow", "torch": "PyTorch", "jax": "JAX"}
 
 
 def _module_framework(name: str) -> str | None:
@@ -80,7 +83,8 @@ def _filled(cell: Any) -> bool:
 
 
 def framework_of(fn: Any) -> str | None:
-    """``"tensorflow"``, ``"autograd"`` or None: the framework ``fn`` is written in."""
+    """``"tensorflow"``, ``"autograd"``, ``"torch"``, ``"jax"`` or None: the framework ``fn``
+    is written in."""
     if not callable(fn) or isinstance(fn, type):
         return None
     if getattr(fn, "_is_autograd_primitive", False):
@@ -99,10 +103,11 @@ def framework_of(fn: Any) -> str | None:
 
 
 class FrameworkTarget(FunctionTarget):
-    """A function written in TensorFlow or autograd, at example inputs or on domains.
+    """A function written in TensorFlow, autograd, PyTorch or JAX, at example inputs or on
+    domains.
 
-    Checked in float64 for TensorFlow (the precision its oracle works in); in the inputs'
-    dtype for autograd.
+    Checked in float64 for TensorFlow, PyTorch and JAX (the precision their oracles work in);
+    in the inputs' dtype for autograd.
     """
 
     def __init__(self, fn: Callable[..., Any], inputs: Sequence[Any], *, framework: str,
@@ -115,14 +120,15 @@ class FrameworkTarget(FunctionTarget):
         self._unsupported: dict[str, str] | None = None
 
     def default_dtypes(self) -> tuple[str, ...]:
-        if self.framework == "tensorflow":
+        if self.framework in FLOAT64_ONLY:
             return ("float64",)
         return super().default_dtypes()
 
     def strategy(self, dtype: str, stratum: Any = None) -> Any:
-        if self.framework == "tensorflow" and dtype != "float64":
-            raise ValueError(f"gradcheck.check: {self.name} is a TensorFlow function, checked in "
-                             f"float64 only (the TensorFlow reference's precision), not {dtype}")
+        if self.framework in FLOAT64_ONLY and dtype != "float64":
+            label = FLOAT64_ONLY[self.framework]
+            raise ValueError(f"gradcheck.check: {self.name} is a {label} function, checked in "
+                             f"float64 only (the {label} reference's precision), not {dtype}")
         return super().strategy(dtype, stratum)
 
     def bind(self, example: Example) -> Problem:
@@ -168,30 +174,52 @@ class FrameworkTarget(FunctionTarget):
                 why = str(error)
                 return {p: why for p in ("jvp", "double_vjp", *SECOND_ORDER)}
             return {}
+        out: dict[str, str] = {}
+        if self.framework in ("torch", "jax"):
+            # a custom rule without a double backward (torch's once_differentiable)
+            try:
+                problem.double_vjp(x, [np.zeros_like(a) for a in x], zeros)
+            except Unsupported as error:
+                out.update({p: str(error) for p in ("double_vjp", *SECOND_ORDER)})
+            except Exception:  # noqa: BLE001  (a wrong rule is the checker's finding)
+                pass
         try:
             problem.jvp(x, [np.zeros_like(a) for a in x])
         except Unsupported as error:
-            why = str(error)
-            return {p: why for p in ("jvp", "hvp_fwd_rev", "hvp_rev_fwd")}
-        return {}
+            out.update({p: str(error) for p in ("jvp", "hvp_fwd_rev", "hvp_rev_fwd")})
+        except Exception:  # noqa: BLE001  (a wrong rule is the checker's finding)
+            pass
+        return out
 
 
 def framework_target(fn: Callable[..., Any], inputs: Sequence[Any] | None = None, *,
                      framework: str | None = None, **options: Any) -> FrameworkTarget:
-    """The target for a TensorFlow or autograd function ``fn`` with ``inputs`` (example
-    arrays or :class:`~gradcheck.domains.Domain` s); ``framework`` overrides detection."""
+    """The target for a TensorFlow, autograd, PyTorch or JAX function ``fn`` with ``inputs``
+    (example arrays, torch tensors, JAX arrays or :class:`~gradcheck.domains.Domain` s);
+    ``framework`` overrides detection."""
     framework = framework or framework_of(fn)
     if framework is None:
         raise TypeError(f"gradcheck.check: cannot tell which framework {fn!r} is written in; "
-                        "pass framework='tensorflow' or 'autograd'")
+                        "pass framework='tensorflow' or 'autograd' (or 'torch' or 'jax')")
     if inputs is None or isinstance(inputs, (np.ndarray, Domain)):
         raise TypeError(f"gradcheck.check: a {framework} function needs inputs=: a tuple of "
                         "example arrays or of input domains")
-    options.setdefault("name", function_name(fn))
-    return FrameworkTarget(fn, inputs, framework=framework, **options)
+    owner = getattr(fn, "__self__", None)  # torch.autograd.Function's apply: its class's name
+    options.setdefault("name", f"{owner.__name__}.{fn.__name__}" if isinstance(owner, type)
+                       else function_name(fn))
+    return FrameworkTarget(fn, [_as_numpy(x) for x in inputs], framework=framework, **options)
+
+
+def _as_numpy(value: Any) -> Any:
+    """A torch tensor or JAX array given as an input, as a numpy array."""
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # torch.Tensor
+        return value.detach().cpu().numpy()
+    if type(value).__module__.split(".")[0] in FRAMEWORKS["jax"]:
+        return np.asarray(value)
+    return value
 
 
 def is_framework_function(obj: Any) -> bool:
-    """Whether ``gradcheck.check`` should treat ``obj`` as a TensorFlow or autograd function
+    """Whether ``gradcheck.check`` should treat ``obj`` as a framework's function
     (registered as a target kind at the composition root)."""
     return framework_of(obj) is not None

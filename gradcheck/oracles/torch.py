@@ -1,0 +1,290 @@
+"""PyTorch as a reference and as a target: ``fn`` takes and returns tensors and runs in float64.
+
+One adapter: :class:`TorchProblem` computes the checker's paths with PyTorch itself;
+:class:`TorchOracle` (the lazy import, its status, and the functional
+``vjp``/``jvp``/``double_vjp``/``hvp`` on ``fn, args, argnums``) and :class:`TorchReference`
+(an op's declared ``"torch"`` equivalent, else its ``"numpy"`` one through :class:`TorchNumpy`)
+both run it.  ``fn`` may be a plain function of tensors, a ``torch.autograd.Function``'s
+``.apply`` or a ``torch.library`` custom op with ``register_autograd``.
+
+``vjp``          ``torch.autograd.grad(outputs, inputs, grad_outputs=...)``
+``jvp``          ``torch.func.jvp`` (an ``autograd.Function`` runs its ``jvp`` staticmethod;
+                 without one it is unsupported, in torch's words)
+``double_vjp``   what ``torch.autograd.functional.jvp`` does: a VJP at a dummy cotangent that
+                 requires grad (``create_graph=True``), then the gradient of that VJP with
+                 respect to the dummy in the tangent direction -- at the dummy the checker
+                 passes rather than at zeros; unconnected gradients are zeros, as there
+``hvp_fwd_rev``  ``torch.func.jvp`` of ``(x, v) -> J(x)^T v`` (``torch.func.vjp``)
+``hvp_rev_rev``  ``torch.autograd.grad`` twice, ``create_graph=True``
+``hvp_rev_fwd``  ``torch.func.vjp`` of ``(x, u) -> J(x) u`` (``torch.func.jvp``)
+
+``double_vjp`` also says whether its result was computed from the dummy: whether the autograd
+graph of the result (built with ``create_graph=True``) reaches the dummy's leaf.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from gradcheck.engine import RuleError
+from gradcheck.oracles.base import EquivalentReference, NoEquivalent, Oracle, Unsupported
+from gradcheck.oracles.inputs import Call
+
+__all__ = ["TorchNumpy", "TorchOracle", "TorchProblem", "TorchReference", "import_torch",
+           "torch_errors"]
+
+Arrays = list[np.ndarray]
+
+#: Words of torch's errors that mean "torch cannot compute this", not "computed wrongly".
+CANNOT = ("not implemented", "not been implemented", "does not support", "once_differentiable",
+          "setup_context", "implement the jvp", "forward AD", "forward-mode AD")
+
+
+def import_torch() -> ModuleType:
+    """The ``torch`` module with ``torch.func``."""
+    import torch
+    import torch.func  # noqa: F401
+
+    return torch
+
+
+@contextmanager
+def torch_errors(name: str, path: str) -> Iterator[None]:
+    """torch's missing-rule errors as Unsupported, in its own words; a custom rule's gradient
+    of the wrong shape or dtype (torch's "invalid gradient") as a RuleError of that kind."""
+    try:
+        yield
+    except NotImplementedError as error:
+        raise Unsupported(f"torch has no {path} for {name}: {error}") from error
+    except RuntimeError as error:
+        text = str(error)
+        if "returned an invalid gradient" in text:
+            kind = "dtype" if "expected type" in text else "shape"
+            raise RuleError(name, path, kind, text) from error
+        if not any(word in text for word in CANNOT):
+            raise
+        raise Unsupported(f"torch has no {path} for {name}: {error}") from error
+
+
+def as_numpy(value: Any) -> Any:
+    """A torch tensor as a numpy array (detached, on the CPU); anything else as it is."""
+    if hasattr(value, "detach") and hasattr(value, "cpu"):
+        return value.detach().cpu().numpy()
+    return value
+
+
+class TorchProblem:
+    """``fn(*args)`` written with PyTorch; ``positions`` are differentiated (float64)."""
+
+    def __init__(self, fn: Callable[..., Any], args: Sequence[Any], positions: Sequence[int],
+                 name: str) -> None:
+        self.torch = import_torch()
+        self.fn, self.name = fn, name
+        self.args = [as_numpy(a) for a in args]
+        self.positions = tuple(positions)
+        self.primals: Arrays = [np.asarray(self.args[i], dtype=np.float64)
+                                for i in self.positions]
+        self.counts: Counter[str] = Counter()
+        #: Whether ``fn`` returned a tuple (known after its first call).
+        self.returns_tuple = False
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _tensors(self, values: Sequence[Any], requires_grad: bool = False) -> list[Any]:
+        return [self.torch.tensor(np.asarray(v, dtype=np.float64), requires_grad=requires_grad)
+                for v in values]
+
+    def _fixed(self, value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind == "f":
+                value = value.astype(np.float64)
+            return self.torch.from_numpy(np.array(value))
+        return value
+
+    def _f(self, *primals: Any) -> tuple[Any, ...]:
+        full = [self._fixed(a) for a in self.args]
+        for i, p in zip(self.positions, primals, strict=True):
+            full[i] = p
+        out = self.fn(*full)
+        self.returns_tuple = isinstance(out, (tuple, list))
+        outs = tuple(out) if self.returns_tuple else (out,)
+        return tuple(o if isinstance(o, self.torch.Tensor) else self.torch.as_tensor(o)
+                     for o in outs)
+
+    def _grad(self, outs: Sequence[Any], inputs: Sequence[Any], weights: Sequence[Any],
+              create_graph: bool = False) -> list[Any]:
+        """``autograd.grad`` with unconnected outputs and inputs giving zeros (as
+        ``torch.autograd.functional`` does with ``strict=False``)."""
+        pairs = [(o, w) for o, w in zip(outs, weights, strict=True) if o.requires_grad]
+        if not pairs:
+            return [self.torch.zeros_like(x) for x in inputs]
+        grads = self.torch.autograd.grad([o for o, _ in pairs], list(inputs),
+                                         [w for _, w in pairs], create_graph=create_graph,
+                                         allow_unused=True)
+        return [self.torch.zeros_like(x) if g is None else g
+                for g, x in zip(grads, inputs, strict=True)]
+
+    def _g(self, xs: Sequence[Any], vs: Sequence[Any]) -> tuple[Any, ...]:
+        """``J(x)^T v`` by ``torch.func.vjp``, composable with ``torch.func`` transforms."""
+        _, pull = self.torch.func.vjp(self._f, *xs)
+        return tuple(pull(tuple(vs)))
+
+    def _k(self, xs: Sequence[Any], us: Sequence[Any]) -> tuple[Any, ...]:
+        """``J(x) u`` by ``torch.func.jvp``."""
+        _, tangent = self.torch.func.jvp(self._f, tuple(xs), tuple(us))
+        return tuple(tangent)
+
+    @staticmethod
+    def _arrays(values: Sequence[Any]) -> Arrays:
+        return [np.array(v.detach().cpu().numpy()) for v in values]
+
+    def _reaches(self, results: Sequence[Any], leaves: Sequence[Any]) -> bool:
+        """Whether the autograd graph of any of ``results`` reaches one of ``leaves``."""
+        targets = {id(leaf) for leaf in leaves}
+        stack = [r.grad_fn for r in results if r.grad_fn is not None]
+        seen: set[int] = set()
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            if id(getattr(node, "variable", None)) in targets:
+                return True
+            stack.extend(nxt for nxt, _ in node.next_functions)
+        return False
+
+    # -- the paths ------------------------------------------------------------------------------
+    def forward(self, primals: Sequence[Any]) -> Arrays:
+        self.counts["forward"] += 1
+        with self.torch.no_grad():
+            return self._arrays(self._f(*self._tensors(primals)))
+
+    def vjp(self, primals: Sequence[Any], cotangents: Sequence[Any]) -> Arrays:
+        self.counts["vjp"] += 1
+        xs = self._tensors(primals, requires_grad=True)
+        with torch_errors(self.name, "backward"):
+            return self._arrays(self._grad(self._f(*xs), xs, self._tensors(cotangents)))
+
+    def jvp(self, primals: Sequence[Any], tangents: Sequence[Any]) -> Arrays:
+        self.counts["jvp"] += 1
+        with torch_errors(self.name, "forward AD (torch.func.jvp)"):
+            return self._arrays(self._k(self._tensors(primals), self._tensors(tangents)))
+
+    def double_vjp(self, primals: Sequence[Any], tangents: Sequence[Any],
+                   dummies: Sequence[Any]) -> tuple[Arrays, bool]:
+        self.counts["double_vjp"] += 1
+        xs = self._tensors(primals, requires_grad=True)
+        vs = self._tensors(dummies, requires_grad=True)
+        with torch_errors(self.name, "double backward"):
+            g = self._grad(self._f(*xs), xs, vs, create_graph=True)
+            res = self._grad(g, vs, self._tensors(tangents), create_graph=True)
+        return self._arrays(res), self._reaches(res, vs)
+
+    def hvp_fwd_rev(self, primals: Sequence[Any], cotangents: Sequence[Any],
+                    tangents: Sequence[Any], cotangent_tangents: Sequence[Any]) -> Arrays:
+        self.counts["hvp_fwd_rev"] += 1
+        n = len(primals)
+        with torch_errors(self.name, "forward AD over backward"):
+            _, out = self.torch.func.jvp(lambda *z: self._g(z[:n], z[n:]),
+                                         tuple(self._tensors([*primals, *cotangents])),
+                                         tuple(self._tensors([*tangents, *cotangent_tangents])))
+        return self._arrays(out)
+
+    def hvp_rev_rev(self, primals: Sequence[Any], cotangents: Sequence[Any],
+                    second: Sequence[Any]) -> tuple[Arrays, Arrays]:
+        self.counts["hvp_rev_rev"] += 1
+        xs = self._tensors(primals, requires_grad=True)
+        vs = self._tensors(cotangents, requires_grad=True)
+        with torch_errors(self.name, "double backward"):
+            g = self._grad(self._f(*xs), xs, vs, create_graph=True)
+            res = self._arrays(self._grad(g, [*xs, *vs], self._tensors(second)))
+        return res[:len(xs)], res[len(xs):]
+
+    def hvp_rev_fwd(self, primals: Sequence[Any], tangents: Sequence[Any],
+                    cotangents: Sequence[Any]) -> tuple[Arrays, Arrays]:
+        self.counts["hvp_rev_fwd"] += 1
+        n = len(primals)
+        with torch_errors(self.name, "backward over forward AD"):
+            _, pull = self.torch.func.vjp(lambda *z: self._k(z[:n], z[n:]),
+                                          *self._tensors([*primals, *tangents]))
+            res = self._arrays(pull(tuple(self._tensors(cotangents))))
+        return res[:n], res[n:]
+
+
+class TorchOracle(Oracle):
+    """The ``torch`` reference (install with ``pip install gradcheck[torch]``)."""
+
+    name = "torch"
+    extra = "torch"
+
+    def _import(self) -> ModuleType:
+        return import_torch()
+
+    def problem(self, call: Call) -> TorchProblem:
+        return TorchProblem(call.fn, call.args, call.argnums, call.name)
+
+
+#: numpy / scipy.special names whose torch function is spelled differently.
+RENAMED = {"absolute": "abs", "power": "pow", "amax": "amax", "amin": "amin",
+           "concatenate": "cat"}
+
+
+class _Translated:
+    """One torch namespace (``torch``, ``torch.linalg``, ``torch.special``) under numpy's
+    names: a name torch lacks is :class:`NoEquivalent`, with the reason."""
+
+    def __init__(self, torch: Any, module: Any, label: str) -> None:
+        self._torch, self._module, self._label = torch, module, label
+
+    def __getattr__(self, name: str) -> Any:
+        fn = getattr(self._module, RENAMED.get(name, name), None)
+        if fn is None:
+            raise NoEquivalent(f"torch has no {self._label}{name} (numpy's name)")
+        if not callable(fn):
+            return fn
+        label = f"{self._label}{name}"
+
+        torch = self._torch
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except TypeError as error:
+                first = error
+            # numpy takes Python numbers where torch wants tensors (np.minimum(x, 0.0))
+            tensors = [torch.as_tensor(a, dtype=torch.float64) if isinstance(a, (int, float))
+                       and not isinstance(a, bool) else a for a in args]
+            try:
+                return fn(*tensors, **kwargs)
+            except TypeError:
+                raise NoEquivalent(f"torch's {label} does not take numpy's arguments "
+                                   f"here: {first}") from first
+        return call
+
+
+class TorchNumpy(_Translated):
+    """What an op's ``"numpy"`` equivalent sees under torch: torch's functions by numpy's
+    names, ``.linalg`` (``torch.linalg``) and ``.special`` (``torch.special`` for
+    scipy.special's names)."""
+
+    def __init__(self, torch: Any) -> None:
+        super().__init__(torch, torch, "torch.")
+        self.linalg = _Translated(torch, torch.linalg, "torch.linalg.")
+        self.special = _Translated(torch, torch.special, "torch.special.")
+
+
+class TorchReference(EquivalentReference):
+    """PyTorch as a reference of the checker: the op's ``"torch"`` equivalent (given
+    ``torch``), else its ``"numpy"`` one (given :class:`TorchNumpy`), differentiated by
+    :class:`TorchProblem` in float64."""
+
+    name = "torch"
+    distributions = ("torch",)
+
+    def oracle(self) -> Oracle:
+        return TorchOracle()
