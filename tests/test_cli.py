@@ -70,7 +70,7 @@ def user_ops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     (["run", "--op", "sin", "--op", "linalg.cholesk"], "unknown op 'linalg.cholesk'"),
     (["run", "--suite", "smok"], "suite 'smok' not found (known suites: "),
     (["run", "--op", "sin", "--paths", "vjp,hvp"], "--paths: unknown value(s) 'hvp'"),
-    (["run", "--op", "sin", "--references", "torch"], "--references: unknown value(s) 'torch'"),
+    (["run", "--op", "sin", "--references", "mxnet"], "--references: unknown value(s) 'mxnet'"),
     (["run", "--op", "sin", "--dtype", "float16"], "--dtype: unknown value(s) 'float16'"),
     (["run", "--op", "sin", "--fail-on", "leak"], "--fail-on: unknown kind 'leak'"),
     (["run"], "nothing to check: give --op OP"),

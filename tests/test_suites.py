@@ -143,7 +143,7 @@ def test_patterns_and_families(tmp_path: Path) -> None:
     ('[suite]\nops = ["sin"]\nexamples = "3"\n', r"examples must be of type integer"),
     ('[suite]\nops = ["sin"]\nexamples = 0\n', r"examples must be positive"),
     ('[suite]\nops = ["sin"]\npaths = ["vjp", "hvp"]\n', r"paths has unknown value\(s\) 'hvp'"),
-    ('[suite]\nops = ["sin"]\nreferences = ["torch"]\n', r"references has unknown .*'torch'"),
+    ('[suite]\nops = ["sin"]\nreferences = ["mxnet"]\n', r"references has unknown .*'mxnet'"),
     ('[[op]]\nname = "sin"\nallow = ["oops"]\nreason = "r"\n',
      r"\[\[op\]\] row 1 \('sin'\): allow: unknown finding kind 'oops' in 'oops'"),
     ('[[op]]\nname = "sin"\nallow = ["tensorflow:mismatc"]\nreason = "r"\n',
