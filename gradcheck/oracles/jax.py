@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engine import RuleError
-from gradcheck.oracles.base import EquivalentReference, Oracle, Unsupported
+from gradcheck.oracles.base import EquivalentReference, NoEquivalent, Oracle, Unsupported
 from gradcheck.oracles.inputs import Call
 
 __all__ = ["JaxOracle", "JaxProblem", "JaxReference", "import_jax", "jax_errors"]
@@ -200,6 +200,19 @@ class JaxReference(EquivalentReference):
 
     def oracle(self) -> Oracle:
         return JaxOracle()
+
+    def bind(self, target: Any, example: Any) -> Any:
+        problem = super().bind(target, example)
+        equivalent = problem.fn
+
+        def fn(*args: Any) -> Any:
+            # e.g. jnp.take's mode="raise": "The 'raise' mode to jnp.take is not supported."
+            try:
+                return equivalent(*args)
+            except NotImplementedError as error:
+                raise NoEquivalent(f"jax cannot compute {target.name} here: {error}") from error
+        problem.fn = fn
+        return problem
 
     def namespace(self, module: ModuleType) -> Any:
         return module.numpy

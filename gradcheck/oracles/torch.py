@@ -229,9 +229,27 @@ class TorchOracle(Oracle):
         return TorchProblem(call.fn, call.args, call.argnums, call.name)
 
 
-#: numpy / scipy.special names whose torch function is spelled differently.
-RENAMED = {"absolute": "abs", "power": "pow", "amax": "amax", "amin": "amin",
+#: numpy / scipy.special names whose torch function is spelled differently (torch.max and
+#: torch.min with a dim return indices too).
+RENAMED = {"absolute": "abs", "power": "pow", "max": "amax", "min": "amin",
            "concatenate": "cat"}
+
+
+def _dot(torch: Any) -> Callable[..., Any]:
+    def dot(a: Any, b: Any) -> Any:
+        # numpy's dot: a product with a scalar, else a's last axis with b's second-to-last
+        if a.ndim == 0 or b.ndim == 0:
+            return a * b
+        return torch.tensordot(a, b, dims=([a.ndim - 1], [max(b.ndim - 2, 0)]))
+    return dot
+
+
+def _outer(torch: Any) -> Callable[..., Any]:
+    return lambda a, b: torch.outer(torch.ravel(a), torch.ravel(b))  # numpy flattens
+
+
+#: numpy functions whose torch namesake means something else, written with torch's.
+ADAPTED = {"dot": _dot, "outer": _outer}
 
 
 class _Translated:
@@ -242,6 +260,8 @@ class _Translated:
         self._torch, self._module, self._label = torch, module, label
 
     def __getattr__(self, name: str) -> Any:
+        if self._module is self._torch and name in ADAPTED:
+            return ADAPTED[name](self._torch)
         fn = getattr(self._module, RENAMED.get(name, name), None)
         if fn is None:
             raise NoEquivalent(f"torch has no {self._label}{name} (numpy's name)")
@@ -288,3 +308,21 @@ class TorchReference(EquivalentReference):
 
     def oracle(self) -> Oracle:
         return TorchOracle()
+
+    def bind(self, target: Any, example: Any) -> Any:
+        problem = super().bind(target, example)
+        from gradcheck.engine import default_registry
+
+        if "torch" in (default_registry.get(target.name).meta.get("equivalents") or {}):
+            return problem
+        numpy_equivalent = problem.fn
+
+        def fn(*args: Any) -> Any:
+            # a numpy equivalent that uses numpy itself, or an ndarray method, on tensors
+            try:
+                return numpy_equivalent(*args)
+            except (AttributeError, TypeError) as error:
+                raise NoEquivalent(f"{target.name}'s numpy equivalent does not run on torch "
+                                   f"tensors: {error}") from error
+        problem.fn = fn
+        return problem
