@@ -141,7 +141,8 @@ class TorchProblem:
 
     @staticmethod
     def _arrays(values: Sequence[Any]) -> Arrays:
-        return [np.array(v.detach().cpu().numpy()) for v in values]
+        # force: torch.func hands back ZeroTensors for structurally zero results
+        return [np.array(v.numpy(force=True)) for v in values]
 
     def _reaches(self, results: Sequence[Any], leaves: Sequence[Any]) -> bool:
         """Whether the autograd graph of any of ``results`` reaches one of ``leaves``."""
@@ -228,6 +229,9 @@ class TorchOracle(Oracle):
     def problem(self, call: Call) -> TorchProblem:
         return TorchProblem(call.fn, call.args, call.argnums, call.name)
 
+
+#: torch's words when numpy itself is handed a tensor that is being differentiated.
+NUMPY_ON_TENSORS = ("numpy()", "doesn't have storage")
 
 #: numpy / scipy.special names whose torch function is spelled differently (torch.max and
 #: torch.min with a dim return indices too).
@@ -321,7 +325,10 @@ class TorchReference(EquivalentReference):
             # a numpy equivalent that uses numpy itself, or an ndarray method, on tensors
             try:
                 return numpy_equivalent(*args)
-            except (AttributeError, TypeError) as error:
+            except (AttributeError, TypeError, RuntimeError) as error:
+                if isinstance(error, RuntimeError) and not any(
+                        word in str(error) for word in NUMPY_ON_TENSORS):
+                    raise
                 raise NoEquivalent(f"{target.name}'s numpy equivalent does not run on torch "
                                    f"tensors: {error}") from error
         problem.fn = fn
