@@ -213,7 +213,8 @@ def test_a_backward_quadratic_in_grad_output_leaks_the_dummy_by_value() -> None:
     assert ("value_leak", "double_vjp") in _kinds(report), sorted(_kinds(report))
 
 
-@pytest.mark.parametrize("op", ["sin", "exp", "tanh", "sum", "linalg.inv", "elu"])
+@pytest.mark.parametrize("op", ["sin", "exp", "tanh", "sum", "linalg.inv", "elu", "abs",
+                                "nn.relu", "dot", "max"])
 def test_torch_reference_agrees_on_registry_ops(op: str) -> None:
     report = check(op, references=["numeric", "self", "torch"], examples=2)
     cells = [c for c in report.cells if c.reference == "torch"]
