@@ -133,3 +133,10 @@ def test_jax_reference_agrees_on_registry_ops(op: str) -> None:
     assert cells and all(c.status == "pass" for c in cells), \
         [(c.path, c.status, c.note) for c in cells]
     assert report.passed
+
+
+@pytest.mark.parametrize("fn", [softsq, sin_vjp], ids=["custom_jvp", "custom_vjp"])
+def test_correct_custom_rules_pass_at_20_examples(fn: Any) -> None:
+    # each example draws new directions (and dummies) at the given point
+    report = check(fn, inputs=(X,), examples=20)
+    assert report.passed and not [f for f in report.findings if f.kind != "unsupported"]

@@ -231,3 +231,9 @@ def test_torch_reverse_over_forward_of_det_is_a_finding_attributed_to_torch() ->
     wrong = {(f.kind, f.path, f.reference) for f in report.findings}
     assert ("mismatch", "hvp_rev_fwd", "numeric") in wrong
     assert all(f.message.startswith("torch's linalg.det") for f in report.findings)
+
+
+def test_a_correct_autograd_function_passes_at_20_examples() -> None:
+    # each example draws new directions (and dummies) at the given point
+    report = check(Sin.apply, inputs=(X,), examples=20)
+    assert report.passed and not [f for f in report.findings if f.kind != "unsupported"]
