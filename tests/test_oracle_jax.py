@@ -67,6 +67,7 @@ def _vjp_sin(bwd: Any) -> Any:
 sin_vjp = _vjp_sin(lambda x, g: (g * jnp.cos(x),))
 sin_vjp_wrong_sign = _vjp_sin(lambda x, g: (jnp.where(x < 0, -g, g) * jnp.cos(x),))
 sin_vjp_affine = _vjp_sin(lambda x, g: ((g + 0.5) * jnp.cos(x),))
+sin_vjp_squared = _vjp_sin(lambda x, g: (g * g * jnp.cos(x),))
 
 
 def _vjp_scale(reduce: bool) -> Any:
@@ -115,6 +116,7 @@ BROKEN = [
     (sin_vjp_wrong_sign, (X,), ("mismatch", "vjp"), "custom_vjp bwd: wrong sign for x < 0"),
     (sin_vjp_affine, (X,), ("nonlinear", "vjp"), "custom_vjp bwd affine in the cotangent"),
     (_vjp_scale(False), (A, B), ("shape", "vjp"), "custom_vjp bwd without the reduction"),
+    (sin_vjp_squared, (X,), ("value_leak", "double_vjp"), "custom_vjp bwd quadratic in g"),
 ]
 
 
