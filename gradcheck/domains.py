@@ -163,15 +163,22 @@ class WellConditioned(Domain):
 
 @dataclass(frozen=True, repr=False)
 class FullRank(WellConditioned):
-    """Full-rank matrices with well-separated singular values (svd vectors, qr)."""
+    """Full-rank matrices with well-separated singular values (svd vectors, qr); a wide one
+    also has a well-conditioned leading square block (its smallest singular value at least a
+    tenth of the matrix's largest), which reduced QR's derivative divides by."""
 
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         def make(rng: np.random.Generator, m: int, n: int) -> np.ndarray:
             k = min(m, n)
-            u, _ = np.linalg.qr(rng.standard_normal((m, k)))
-            v, _ = np.linalg.qr(rng.standard_normal((n, k)))
-            s = 1.0 + np.arange(k)[::-1] * 0.7 + rng.uniform(0.0, 0.2, k)
-            return (u * s) @ v.T * max(scale, 1e-2)
+            for _ in range(50):  # rejection, deterministic in rng
+                u, _ = np.linalg.qr(rng.standard_normal((m, k)))
+                v, _ = np.linalg.qr(rng.standard_normal((n, k)))
+                s = 1.0 + np.arange(k)[::-1] * 0.7 + rng.uniform(0.0, 0.2, k)
+                a = (u * s) @ v.T
+                lead = np.linalg.svd(a[:, :m], compute_uv=False) if m < n else None
+                if lead is None or lead[-1] >= 0.1 * s[0]:
+                    break
+            return a * max(scale, 1e-2)
         return _batched(rng, shape, make).astype(dtype)
 
     def describe(self) -> str:

@@ -34,13 +34,17 @@ _BLOCK = 32  # scan length done step by step; longer scans go block-wise (fewer 
 class RealWithZeros(Domain):
     """Real values ~ N(0, scale) with about a fraction ``p`` of them exactly zero.
 
-    For products: their rules must not divide by the input.
+    For products: their rules must not divide by the input.  The magnitude explored goes as
+    far as products allow: the product of all entries stays inside float32's range (1e30),
+    so a large array's entries are capped at ``1e30 ** (1 / size)``.
     """
 
     p: float = 0.25
 
     def sample(self, rng: np.random.Generator, shape: tuple[int, ...], dtype: Any,
                scale: float = 1.0, context: dict[str, Any] | None = None) -> np.ndarray:
+        size = int(np.prod(shape, dtype=np.int64))
+        scale = min(scale, 1e30 ** (1.0 / max(size, 1)))
         x = rng.standard_normal(shape) * scale
         return (x * (rng.uniform(0.0, 1.0, shape) >= self.p)).astype(dtype)
 
