@@ -235,8 +235,8 @@ def test_custom_gradient_nonlinear_in_upstream_leaks_by_value(oracle: TensorFlow
     leak = _found(report, "value_leak", "double_vjp", "dummy")
     assert leak in report.failures and leak.ratio > 1e6
     # d/dv <v*v*cos(x), u> = 2 v u cos(x): zero at the checker's primary dummy (zeros), so
-    # the double-VJP contradicts the numeric JVP there
-    wrong = _found(report, "mismatch", "double_vjp", "numeric")
+    # the double-VJP is identically zero where the numeric JVP is not, at every example
+    wrong = _found(report, "silently_zero", "double_vjp", "numeric")
     assert wrong.counterexample["dummy"] == [np.zeros_like(X).tolist()]
     # the same values through the adapter: 0 at dummy zeros, 2 u cos(x) at dummy ones,
     # 2000x that at a dummy of 1e3

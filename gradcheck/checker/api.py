@@ -194,7 +194,10 @@ def _run(report: Report, t: Target, options: Options, count: int) -> None:
     report.cells = _noted(collector.build_cells(unsupported), t, references) + ref_cells
     report.findings = sort_findings(findings)
     report.stats = stats
-    first = next((e for d in ("float64", *report.dtypes) for e in used.get(d, [])), None)
+    # the convergence plot needs something to differentiate: the first non-empty example
+    candidates = [e for d in ("float64", *report.dtypes) for e in used.get(d, [])]
+    first = next((e for e in candidates if all(np.size(a) for a in e.args)),
+                 candidates[0] if candidates else None)
     if first is not None and active.paths:
         try:
             report.convergence = convergence_data(t, first, active)
