@@ -100,3 +100,15 @@ def test_results_record_gradcheck_and_reference_versions() -> None:
                         references=["numeric", "autograd"])
     assert results.environment["gradcheck"] == version("gradcheck")
     assert results.environment["autograd"] == version("autograd")
+
+
+def test_draws_ignore_the_literals_of_the_modules_a_process_loaded() -> None:
+    # Hypothesis mixes literals of loaded local modules into its draws; the same seed must
+    # draw the same examples in a pytest process and in a fresh worker
+    from hypothesis.internal.conjecture import providers
+
+    from gradcheck.checker.explore import _same_in_every_process
+
+    with _same_in_every_process():
+        assert len(providers._get_local_constants()) == 0
+    assert providers._get_local_constants is not None

@@ -11,7 +11,8 @@ deterministic.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
@@ -35,6 +36,29 @@ def stream_seed(seed: int, name: str, dtype: str) -> int:
     return zlib.crc32(f"{seed}:{name}:{dtype}".encode())
 
 
+@contextmanager
+def _same_in_every_process() -> Iterator[None]:
+    """Hypothesis mixes literals from the local modules a process has loaded into what it
+    draws (5% of draws), so one seed draws differently in a pytest process than in a sweep's
+    worker.  Draw without them: the same seed must give the same examples on any executor.
+    (Internal to Hypothesis; if it moves, there is nothing to switch off.)"""
+    try:
+        from hypothesis.internal.conjecture import providers
+        original = providers._get_local_constants
+        empty = type(providers._local_constants)()
+        cache = providers.CONSTANTS_CACHE.cache
+    except (ImportError, AttributeError, TypeError):
+        yield
+        return
+    providers._get_local_constants = lambda: empty
+    cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        cache.clear()
+
+
 def draw_examples(strategy: st.SearchStrategy[Example], count: int, seed: int) -> list[Example]:
     """Up to ``count`` distinct examples (fewer when the strategy has fewer)."""
     out: list[Example] = []
@@ -45,7 +69,8 @@ def draw_examples(strategy: st.SearchStrategy[Example], count: int, seed: int) -
     def collect(example: Example) -> None:
         out.append(example)
 
-    collect()
+    with _same_in_every_process():
+        collect()
     return out
 
 
@@ -75,7 +100,8 @@ def shrink(strategy: st.SearchStrategy[Example], count: int, seed: int,
             raise _Reproduced()
 
     try:
-        search()
+        with _same_in_every_process():
+            search()
     except Exception:  # noqa: BLE001 - _Reproduced, or Hypothesis' Flaky when the budget ran out
         pass
     return best[0], calls[0]
