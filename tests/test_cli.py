@@ -214,13 +214,20 @@ def test_output_options_write_exactly_what_is_asked(workdir: Path, options: list
     assert written == files
 
 
-def test_hypothesis_keeps_its_files_out_of_the_working_folder(workdir: Path,
-                                                             user_ops: str) -> None:
-    # user_ops puts a module in the working folder: Hypothesis caches its constants
+def test_hypothesis_keeps_its_files_out_of_the_working_folder(
+        workdir: Path, user_ops: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hypothesis.configuration as configuration
+
+    homes: list[object] = []
+    original = configuration.set_hypothesis_home_dir
+    monkeypatch.setattr(configuration, "set_hypothesis_home_dir",
+                        lambda path: (homes.append(path), original(path))[1])
+    # user_ops puts a module in the working folder (Hypothesis would cache its constants)
     assert main(["run", "--import", user_ops, "--op", "clitest.good_sin", *SMALL,
                  "--json", "r.json"]) == 0
     assert sorted(p.name for p in workdir.iterdir()) == ["clitest_ops.py", "r.json"]
-    assert (Path(os.environ["XDG_CACHE_HOME"]) / "gradcheck" / "hypothesis").is_dir()
+    # while the run drew examples, Hypothesis' home was under gradcheck's cache folder
+    assert homes[0] == str(Path(os.environ["XDG_CACHE_HOME"]) / "gradcheck" / "hypothesis")
 
 
 def test_bad_output_path_fails_before_the_sweep(workdir: Path, monkeypatch: pytest.MonkeyPatch,
