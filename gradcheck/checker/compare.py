@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker import numeric
-from gradcheck.checker.tolerances import Tolerances, Verdict, elementwise, scalar
+from gradcheck.checker.tolerances import Tolerances, Verdict, elementwise, scalar, top
 
 __all__ = ["Outcome", "Linearization", "flat", "dot", "absdot", "fast_forward",
            "fast_transpose", "full_forward", "full_transpose", "locate", "where", "top"]
@@ -186,12 +186,6 @@ class Linearization:
                 vec[k].flat[i] = 1
                 out.append(vec)
         return out
-
-
-def top(arrays: Sequence[Any]) -> float:
-    """Largest finite |value| over a list of arrays (0 when empty)."""
-    a = flat(arrays)
-    return float(np.max(np.abs(a), where=np.isfinite(a), initial=0.0))
 
 
 def fast_forward(lin: Linearization, analytic: Arrays, dirs: Arrays, tol: Tolerances,

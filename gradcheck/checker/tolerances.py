@@ -36,6 +36,7 @@ import numpy as np
 
 __all__ = [
     "natural_scale",
+    "top",
     "NUMERIC_SAFETY", "NOISE_SAFETY", "ROUNDING_ULPS", "eps", "rounding", "conditioning", "Verdict",
     "Tolerances", "elementwise", "scalar",
 ]
@@ -190,14 +191,14 @@ def natural_scale(outs: Sequence[np.ndarray], x: Sequence[np.ndarray],
     tolerances are never smaller than that rounding."""
     out = max((float(np.max(np.abs(o), where=np.isfinite(o), initial=0.0))
                for o in outs if o.dtype.kind == "f"), default=0.0)
-    xi = max(_top(x), float(np.finfo(np.float64).eps) ** 0.5)
+    xi = max(top(x), float(np.finfo(np.float64).eps) ** 0.5)
     scale = max(out / xi, 1.0 / max(1.0, xi))
     if linear_in is not None:
-        scale *= max(1.0, 1.0 / xi) * max(1.0, _top(linear_in))
+        scale *= max(1.0, 1.0 / xi) * max(1.0, top(linear_in))
     return scale
 
 
-def _top(arrays: Sequence[Any]) -> float:
-    return max((float(np.max(np.abs(np.asarray(a, dtype=np.float64)),
-                             where=np.isfinite(np.asarray(a, dtype=np.float64)), initial=0.0))
-                for a in arrays), default=0.0)
+def top(arrays: Sequence[Any]) -> float:
+    """Largest finite |value| over a list of arrays (0 when empty)."""
+    a = _flat(arrays)
+    return float(np.max(np.abs(a), where=np.isfinite(a), initial=0.0))
