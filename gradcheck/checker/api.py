@@ -88,7 +88,7 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
           examples: int | None = None, dtypes: Iterable[str] | str | None = None,
           timeout: float | None = None, inputs: Any = None, params: Any = None,
           wrt: Any = None, outputs: Any = None, shapes: Any = None,
-          registry: Registry | None = None) -> Report:
+          registry: Registry | None = None, name: str | None = None) -> Report:
     """Check ``target`` (an op name, an ``Op``, a :class:`Target`, or a function written with
     ``gradcheck.numpy``, TensorFlow or autograd) along ``paths`` against ``references``;
     ``examples`` per dtype (default :data:`DEFAULT_EXAMPLES`).
@@ -98,10 +98,11 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
     ``params``, keyword arguments (a fixed value, or a list of choices to explore); ``wrt``,
     the differentiated inputs (default: every floating one); ``outputs``, the outputs checked;
     ``shapes``, a signature for drawn inputs (``"(...,n,n),(...,n)"``; default: they
-    broadcast together, given arrays keep their shape).
+    broadcast together, given arrays keep their shape); ``name``, what reports call a
+    function (default: its qualified name).
     The same arguments give byte-identical ``Report.to_json()``."""
     t = as_target(target, inputs, registry, params=params, wrt=wrt, outputs=outputs,
-                  shapes=shapes)
+                  shapes=shapes, name=name)
     options = _options(paths, references, mode)
     if examples is not None and (not isinstance(examples, int) or examples < 1):
         raise ValueError(f"gradcheck.check: examples must be a positive integer, got {examples!r}")

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker.api import check
+from gradcheck.checker.dotted import load_function
 from gradcheck.checker.report import Finding, Report, Results
 from gradcheck.checker.timeout import Terminated, interrupted, stop_signals
 from gradcheck.engine import Op, Registry, default_registry
@@ -59,6 +60,10 @@ def error_report(name: str, message: str, tb: str | None = None,
 
 def _check_one(registry: Registry, name: str, options: dict[str, Any]) -> Report:
     try:
+        if "function" in options:  # a suite's [[function]] row: a function by dotted path
+            options = dict(options)
+            target = load_function(options.pop("function"), name)
+            return check(target, name=name, **options)
         return check(name, registry=registry, **options)
     except Terminated:
         raise
@@ -104,11 +109,14 @@ def _load_registry(spec: str | None) -> Registry:
     return found
 
 
-def _names(ops: Iterable[str | Op], registry: Registry) -> list[str]:
+def _names(ops: Iterable[str | Op], registry: Registry,
+           per_op: Mapping[str, Mapping[str, Any]]) -> list[str]:
     names: dict[str, None] = {}
     for op in ops:
         if isinstance(op, Op):
             names[op.name] = None
+        elif "function" in per_op.get(op, {}):  # a function row: its name is its own
+            names[op] = None
         else:
             for found in registry.select([op]):
                 names[found.name] = None
@@ -126,7 +134,8 @@ def run_sweep(ops: Iterable[str | Op], *, jobs: int = 1, progress: Progress | No
 
     ``imports`` are modules imported first, here and in every worker (they register user
     ops).  ``per_op`` maps an op name to options that replace ``options`` for that op (a
-    suite's rows).  ``isolate=True`` runs the ops in worker processes even with ``jobs=1``,
+    suite's rows; options with a ``function``, a dotted path such as ``"tf.math.sin"``, check
+    that function under the given name).  ``isolate=True`` runs the ops in worker processes even with ``jobs=1``,
     so that nothing an op does (``os._exit``, ignoring its timeout, crashing the
     interpreter) stops the sweep; by default only ``jobs > 1`` uses workers."""
     if not isinstance(jobs, int) or jobs < 1:
@@ -136,7 +145,7 @@ def run_sweep(ops: Iterable[str | Op], *, jobs: int = 1, progress: Progress | No
         importlib.import_module(module)
     reg = _load_registry(registry) if isinstance(registry, str) else \
         (registry or default_registry)
-    names = _names(ops, reg)
+    names = _names(ops, reg, per_op or {})
     options = {**options, "timeout": timeout}
     tasks = [(name, {**options, **(per_op or {}).get(name, {})}) for name in names]
     workers = isolate if isolate is not None else (jobs > 1 and len(names) > 1)

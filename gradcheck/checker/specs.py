@@ -3,7 +3,9 @@ row say about the inputs, resolved once, with errors that name the target, the i
 key.
 
 ``inputs``   one entry per positional input: an example array (held as given), a
-             :class:`~gradcheck.domains.Domain`, or a domain's name (``"positive"``).
+             :class:`~gradcheck.domains.Domain`, a domain's name (``"positive"``), or a
+             table naming a domain with its arguments (``{"domain": "interval", "low": -3,
+             "high": -0.1}``: what a suite row writes as an inline TOML table).
 ``params``   keyword arguments: a fixed value, or a *list* of choices to explore (pass a
              tuple for a fixed list-like value).
 ``wrt``      positions of the differentiated inputs (default: every floating input that is
@@ -13,14 +15,15 @@ key.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from gradcheck.domains import Domain, Fixed, domain_named
+from gradcheck.domains import Domain, Fixed, Interval, domain_named
 
-__all__ = ["resolve_inputs", "split_params", "resolve_positions", "signature_for",
+__all__ = ["resolve_inputs", "domain_from_table", "split_params", "resolve_positions", "signature_for",
            "select_outputs"]
 
 
@@ -36,6 +39,8 @@ def resolve_inputs(inputs: Any, who: str) -> list[Domain]:
             out.append(x)
         elif isinstance(x, str):
             out.append(domain_named(x, f"gradcheck.check: {who}, input {i}"))
+        elif isinstance(x, dict):
+            out.append(domain_from_table(x, f"gradcheck.check: {who}, input {i}"))
         else:
             try:
                 out.append(Fixed(np.array(x)))
@@ -43,6 +48,26 @@ def resolve_inputs(inputs: Any, who: str) -> list[Domain]:
                 raise TypeError(f"gradcheck.check: {who}, input {i}: not an array, a Domain "
                                 f"or a domain name: {type(x).__name__} ({e})") from None
     return out
+
+
+def domain_from_table(table: dict[str, Any], where: str) -> Domain:
+    """``{"domain": name, **arguments}`` as the domain: the class of the domain called
+    ``name`` built with ``arguments`` (``interval`` needs ``low`` and ``high``)."""
+    table = dict(table)
+    name = table.pop("domain", None)
+    if not isinstance(name, str):
+        raise ValueError(f"{where}: a table input needs domain = \"<name>\" (and the domain's "
+                         f"arguments), got {table!r}")
+    kind = Interval if name == "interval" else type(domain_named(name, where))
+    if not table and name != "interval":
+        return domain_named(name, where)
+    try:
+        return kind(**table)  # type: ignore[no-any-return]
+    except (TypeError, ValueError) as error:
+        fields = [f.name for f in dataclasses.fields(kind)] if dataclasses.is_dataclass(kind) \
+            else []
+        raise ValueError(f"{where}: domain {name!r} cannot take {table!r}: {error}"
+                         + (f" (its arguments: {', '.join(fields)})" if fields else "")) from None
 
 
 def split_params(params: Any, who: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:

@@ -327,6 +327,9 @@ def as_target(target: Any, inputs: Any = None, registry: Registry | None = None,
     optional overrides of its metadata), or a function (``inputs``: one example array, domain
     or domain name per input); ``spec`` holds ``params``, ``wrt`` and ``outputs``."""
     spec = {k: v for k, v in spec.items() if v is not None}
+    if "name" in spec and (isinstance(target, (str, Op, Target))):
+        raise TypeError("gradcheck.check: name= names a function target; an op or a Target "
+                        "has its own name")
     if isinstance(target, Target):
         if inputs is not None or spec:
             raise TypeError(f"gradcheck.check: {target.name} is a Target; give inputs, params, "
