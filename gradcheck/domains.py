@@ -48,6 +48,10 @@ class Domain:
     """
 
     differentiable = True
+    #: The shapes an input drawn from this domain takes when no ``shapes=`` signature says
+    #: otherwise: ``"(...)"`` broadcasts with the other inputs, ``"(...,n,n)"`` is a batch of
+    #: square matrices.
+    signature = "(...)"
 
     def sample(self, rng: np.random.Generator, shape: tuple[int, ...], dtype: Any,
                scale: float = 1.0, context: dict[str, Any] | None = None) -> np.ndarray:
@@ -133,6 +137,8 @@ def _batched(rng: np.random.Generator, shape: tuple[int, ...], make: Any) -> np.
 class SPD(Domain):
     """Symmetric positive definite (..., n, n) matrices with condition number below ~50."""
 
+    signature = "(...,n,n)"
+
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         def make(rng: np.random.Generator, m: int, n: int) -> np.ndarray:
             q, _ = np.linalg.qr(rng.standard_normal((n, n)))
@@ -147,6 +153,8 @@ class SPD(Domain):
 @dataclass(frozen=True, repr=False)
 class WellConditioned(Domain):
     """Square or rectangular (..., m, n) matrices with singular values in [1, 3]."""
+
+    signature = "(...,n,n)"
 
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         def make(rng: np.random.Generator, m: int, n: int) -> np.ndarray:
@@ -188,6 +196,8 @@ class FullRank(WellConditioned):
 @dataclass(frozen=True, repr=False)
 class DistinctEig(Domain):
     """Symmetric (..., n, n) matrices whose eigenvalues are at least 0.5 apart."""
+
+    signature = "(...,n,n)"
 
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         def make(rng: np.random.Generator, m: int, n: int) -> np.ndarray:

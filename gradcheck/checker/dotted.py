@@ -55,7 +55,7 @@ def load_function(path: str, who: str = "function") -> Callable[..., Any]:
             raise ValueError(f"{who}: {path!r}: {where} has no attribute {part!r}") from None
     if not callable(found):
         raise ValueError(f"{who}: {path!r} is a {type(found).__name__}, not a function")
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def _longest_module(parts: list[str], who: str, path: str) -> tuple[Any, list[str]]:

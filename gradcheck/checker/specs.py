@@ -23,8 +23,8 @@ import numpy as np
 
 from gradcheck.domains import Domain, Fixed, Interval, domain_named
 
-__all__ = ["resolve_inputs", "domain_from_table", "split_params", "resolve_positions", "signature_for",
-           "select_outputs"]
+__all__ = ["resolve_inputs", "domain_from_table", "split_params", "resolve_positions",
+           "signature_for", "select_outputs"]
 
 
 def resolve_inputs(inputs: Any, who: str) -> list[Domain]:
@@ -62,10 +62,10 @@ def domain_from_table(table: dict[str, Any], where: str) -> Domain:
     if not table and name != "interval":
         return domain_named(name, where)
     try:
-        return kind(**table)  # type: ignore[no-any-return]
+        return kind(**table)
     except (TypeError, ValueError) as error:
-        fields = [f.name for f in dataclasses.fields(kind)] if dataclasses.is_dataclass(kind) \
-            else []
+        fields: list[str] = [f.name for f in dataclasses.fields(kind)] \
+            if dataclasses.is_dataclass(kind) else []
         raise ValueError(f"{where}: domain {name!r} cannot take {table!r}: {error}"
                          + (f" (its arguments: {', '.join(fields)})" if fields else "")) from None
 
@@ -110,9 +110,9 @@ def resolve_positions(value: Any, count: int | None, who: str, key: str) -> tupl
 
 
 def signature_for(domains: Sequence[Domain], shapes: Any) -> Any:
-    """The shape signature: as given, else one broadcasting group per drawn input and the
-    literal shape of each given array (drawn inputs beside given arrays take the shape the
-    given ones broadcast to)."""
+    """The shape signature: as given, else one broadcasting group per drawn input (a matrix
+    domain's own, ``"(...,n,n)"``) and the literal shape of each given array (drawn inputs
+    beside given arrays take the shape the given ones broadcast to)."""
     if shapes is not None:
         return shapes
     given = [np.shape(d.value) for d in domains if isinstance(d, Fixed)]
@@ -123,7 +123,8 @@ def signature_for(domains: Sequence[Domain], shapes: Any) -> Any:
     except ValueError:  # given arrays of unrelated shapes (values and indices): any shape
         drawn = "(...)"
     return ",".join("(" + ",".join(str(n) for n in np.shape(d.value)) + ")"
-                    if isinstance(d, Fixed) else drawn for d in domains)
+                    if isinstance(d, Fixed) else
+                    d.signature if d.signature != "(...)" else drawn for d in domains)
 
 
 def select_outputs(out: Any, outputs: tuple[int, ...]) -> Any:

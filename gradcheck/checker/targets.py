@@ -327,9 +327,9 @@ def as_target(target: Any, inputs: Any = None, registry: Registry | None = None,
     optional overrides of its metadata), or a function (``inputs``: one example array, domain
     or domain name per input); ``spec`` holds ``params``, ``wrt`` and ``outputs``."""
     spec = {k: v for k, v in spec.items() if v is not None}
-    if "name" in spec and (isinstance(target, (str, Op, Target))):
-        raise TypeError("gradcheck.check: name= names a function target; an op or a Target "
-                        "has its own name")
+    if "name" in spec and isinstance(target, (str, Target)):
+        raise TypeError("gradcheck.check: name= names a function or an Op; an op name or a "
+                        "Target is its own name")
     if isinstance(target, Target):
         if inputs is not None or spec:
             raise TypeError(f"gradcheck.check: {target.name} is a Target; give inputs, params, "
@@ -341,7 +341,10 @@ def as_target(target: Any, inputs: Any = None, registry: Registry | None = None,
     if isinstance(target, str):
         return OpTarget((registry or default_registry).get(target), inputs, **spec)
     if isinstance(target, Op):
-        return OpTarget(target, inputs, **spec)
+        name = spec.pop("name", None)
+        found = OpTarget(target, inputs, **spec)
+        found.name = name or found.name  # a suite row's own name for it
+        return found
     if callable(target):
         return FunctionTarget(target, inputs, **spec)
     raise TypeError(f"gradcheck.check: cannot check a {type(target).__name__}; give an op name, "

@@ -22,12 +22,25 @@ Rows may also ``skip = true`` an op, drop some paths or references for it
 fail the run (they are still reported).  Every row that changes anything needs a
 ``reason``, which is shown in the results.
 
-``[[tf_function]]`` rows name TensorFlow functions to audit directly (the
-``tensorflow_audit`` suite): ``name = "tf.math.sin"``, ``domain = "real"`` (a name
-from :data:`DOMAIN_NAMES`, or ``"interval"`` with ``bounds = [low, high]``) for every
-input, ``nin`` inputs (default 1) and an optional ``shapes`` signature as ops declare it
-(default ``"(...)"`` per input, broadcasting together; ``"(...,n,n)"`` for square
-matrices).
+``[[function]]`` rows check any function by its dotted path, with the keys
+``gradcheck.check`` takes (see :mod:`gradcheck.checker.specs`)::
+
+    [[function]]
+    target = "tf.math.unsorted_segment_sum"   # or "torch.nn.functional.elu", "mymod:fn"
+    name = "segment_sum, unsorted"           # optional (default: target); unique in a suite
+    inputs = ["real", {domain = "indices", high = 4}]
+    params = {num_segments = 4}              # a list explores choices: {axis = [0, -1]}
+    wrt = [0]
+    outputs = [0]
+    shapes = "(n,k),(n)"
+    dtypes = ["float32"]                     # and any setting an [[op]] row takes
+
+They take ``allow``, ``skip``, ``skip_paths`` and ``skip_references`` (with a ``reason``)
+like ``[[op]]`` rows.  The framework is told from the function (TensorFlow, PyTorch, JAX,
+autograd, or gradcheck's own); a framework that is not installed makes the row's cells
+``unavailable``.  ``[[tf_function]]`` rows (``name = "tf.math.sin"``, one ``domain`` with
+``bounds`` for ``"interval"``, ``nin`` inputs, ``shapes``) are the older spelling of the
+same thing.
 """
 
 from __future__ import annotations
@@ -54,6 +67,7 @@ __all__ = [
     "SuiteError",
     "OpRow",
     "TfFunctionRow",
+    "FunctionRow",
     "PlannedOp",
     "Suite",
     "load_suite",
@@ -77,14 +91,15 @@ _SETTINGS: dict[str, type | tuple[type, ...]] = {
     "mode": str, "seed": int, "examples": int, "timeout": (int, float),
     "paths": list, "references": list, "dtypes": list,
 }
-_SUITE_KEYS = {"description", "ops", *_SETTINGS}
+_SUITE_KEYS = {"description", "ops", "seeds", *_SETTINGS}
 #: What to check, as ``gradcheck.check`` takes it (see ``gradcheck.checker.specs``).
 _SPEC_KEYS: dict[str, type | tuple[type, ...]] = {
     "inputs": list, "params": dict, "wrt": list, "outputs": list, "shapes": str}
 _OP_KEYS = {"name", "reason", "skip", "allow", "skip_paths", "skip_references",
             "mode", "seed", "examples", "timeout", "dtypes", *_SPEC_KEYS}
 _TF_KEYS = {"name", "domain", "bounds", "shapes", "nin", "reason"}
-_TOP_KEYS = {"suite", "op", "tf_function"}
+_FUNCTION_KEYS = {"target", "paths", "references", *_OP_KEYS}
+_TOP_KEYS = {"suite", "op", "function", "tf_function"}
 
 
 class SuiteError(ValueError):
@@ -122,6 +137,28 @@ class TfFunctionRow:
 
 
 @dataclass(frozen=True)
+class FunctionRow:
+    """One ``[[function]]`` row: a function by dotted path, checked under ``name``."""
+
+    name: str
+    target: str
+    reason: str = ""
+    skip: bool = False
+    allow: frozenset[str] = frozenset()
+    skip_paths: tuple[str, ...] = ()
+    skip_references: tuple[str, ...] = ()
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def planned(self, base: Mapping[str, Any]) -> PlannedOp:
+        """The row as a sweep task: ``base`` settings, the row's own, and the target."""
+        settings = {**base, **self.settings, "function": self.target}
+        for key, removed in (("paths", self.skip_paths), ("references", self.skip_references)):
+            if removed:
+                settings[key] = [x for x in settings.get(key) or _ALL[key] if x not in removed]
+        return PlannedOp(self.name, settings, self.allow, self.reason)
+
+
+@dataclass(frozen=True)
 class PlannedOp:
     """An op as a suite asks to check it: its settings after every override."""
 
@@ -141,7 +178,7 @@ class Suite:
     ops: tuple[str, ...] = ()
     defaults: Mapping[str, Any] = field(default_factory=dict)
     rows: tuple[OpRow, ...] = ()
-    tf_functions: tuple[TfFunctionRow, ...] = ()
+    functions: tuple[FunctionRow, ...] = ()
 
     def plan(self, registry: Registry | None = None,
              base: Mapping[str, Any] | None = None) -> tuple[list[PlannedOp], list[PlannedOp]]:
@@ -177,6 +214,8 @@ class Suite:
                     skipped.add(op)
         planned = [PlannedOp(name, chosen[name], frozenset(allow.get(name, ())),
                              "; ".join(reasons.get(name, []))) for name in sorted(chosen)]
+        planned += [row.planned(settings) for row in self.functions]
+        skipped |= {row.name for row in self.functions if row.skip}
         return ([p for p in planned if p.name not in skipped],
                 [p for p in planned if p.name in skipped])
 
@@ -235,14 +274,35 @@ def load_suite(name_or_path: str | Path, registry: Registry | None = None) -> Su
     if not isinstance(ops, list) or not all(isinstance(o, str) for o in ops):
         raise SuiteError(f"{path}: [suite] ops must be a list of names or patterns")
     defaults = _settings(head, path, "[suite]")
+    if "seeds" in head:  # every op at each seed: "0:20", "0,3,7" or a list of integers
+        from gradcheck.checker.seeds import parse_seeds
+
+        try:
+            defaults["seeds"] = parse_seeds(head["seeds"], f"{path}: [suite] seeds")
+        except ValueError as error:
+            raise SuiteError(str(error)) from None
     rows = tuple(_op_row(r, path, i) for i, r in enumerate(_tables(data, "op", path)))
-    tf_rows = tuple(_tf_row(r, path, i) for i, r in enumerate(_tables(data, "tf_function", path)))
-    if not ops and not rows and not tf_rows:
+    functions = tuple(_function_row(r, path, f"[[function]] row {i + 1}")
+                      for i, r in enumerate(_tables(data, "function", path)))
+    functions += tuple(_tf_row(r, path, i)
+                       for i, r in enumerate(_tables(data, "tf_function", path)))
+    if not ops and not rows and not functions:
         raise SuiteError(f"{path}: the suite checks nothing (no [suite] ops and no rows)")
     suite = Suite(name=path.stem, path=path, description=str(head.get("description", "")),
-                  ops=tuple(ops), defaults=defaults, rows=rows, tf_functions=tf_rows)
-    suite.plan(registry)  # every name must resolve now, not halfway through a sweep
+                  ops=tuple(ops), defaults=defaults, rows=rows, functions=functions)
+    checked, skipped = suite.plan(registry)  # every name must resolve now, not mid-sweep
+    _unique([p.name for p in checked + skipped], functions, path)
     return suite
+
+
+def _unique(names: list[str], functions: tuple[FunctionRow, ...], path: Path) -> None:
+    """Every function row's name is its own: not another row's, not an op's."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen and any(row.name == name for row in functions):
+            raise SuiteError(f"{path}: two rows check {name!r}: give each [[function]] row a "
+                             "distinct 'name' (for example with the region it covers)")
+        seen.add(name)
 
 
 def _tables(data: dict[str, Any], key: str, path: Path) -> list[dict[str, Any]]:
@@ -309,7 +369,11 @@ def _op_row(row: dict[str, Any], path: Path, index: int) -> OpRow:
     name = row.get("name")
     if not isinstance(name, str) or not name:
         raise SuiteError(f"{path}: {where}: needs a 'name' (an op name, glob or family)")
-    where = f"{where} ({name!r})"
+    return _row(row, name, path, f"{where} ({name!r})")
+
+
+def _row(row: dict[str, Any], name: str, path: Path, where: str) -> OpRow:
+    """The parts an [[op]] and a [[function]] row share, checked."""
     reason = row.get("reason", "")
     if not isinstance(reason, str):
         raise SuiteError(f"{path}: {where}: reason must be a string")
@@ -327,10 +391,36 @@ def _op_row(row: dict[str, Any], path: Path, index: int) -> OpRow:
                                      "skip_references")),
         settings=settings,
     )
-    if op_row.changes_anything and not op_row.reason:
+    if op_row.changes_anything and not op_row.reason and "target" not in row:
         raise SuiteError(f"{path}: {where}: a row that changes how an op is checked needs a "
                          "'reason'")
     return op_row
+
+
+def _function_row(row: dict[str, Any], path: Path, where: str) -> FunctionRow:
+    """A ``[[function]]`` row: ``target`` (a dotted path), ``inputs`` and the rest of the
+    spec; ``allow``, ``skip`` and skipped paths or references need a ``reason``."""
+    _check_keys(row, _FUNCTION_KEYS, path, where)
+    target = row.get("target")
+    if not isinstance(target, str) or not target or " " in target:
+        raise SuiteError(f"{path}: {where}: needs a 'target': the function's dotted path, such "
+                         f"as 'tf.math.sin' or 'my_module:my_function', got {target!r}")
+    name = row.get("name", target)
+    if not isinstance(name, str) or not name:
+        raise SuiteError(f"{path}: {where}: name must be a non-empty string, got {name!r}")
+    where = f"{where} ({name!r})"
+    if "inputs" not in row:
+        raise SuiteError(f"{path}: {where}: needs 'inputs': one entry per positional input (a "
+                         "domain name such as \"real\", or a table such as {domain = "
+                         "\"interval\", low = -3, high = -0.1})")
+    parsed = _row(row, name, path, where)
+    if (parsed.allow or parsed.skip or parsed.skip_paths or parsed.skip_references) \
+            and not parsed.reason:
+        raise SuiteError(f"{path}: {where}: a row that allows findings or skips something "
+                         "needs a 'reason'")
+    return FunctionRow(name=name, target=target, reason=parsed.reason, skip=parsed.skip,
+                       allow=parsed.allow, skip_paths=parsed.skip_paths,
+                       skip_references=parsed.skip_references, settings=parsed.settings)
 
 
 def _spec(row: Mapping[str, Any], path: Path, where: str) -> dict[str, Any]:
@@ -369,7 +459,18 @@ def _allow(value: Any, path: Path, where: str) -> frozenset[str]:
         raise SuiteError(str(error)) from None
 
 
-def _tf_row(row: dict[str, Any], path: Path, index: int) -> TfFunctionRow:
+def _tf_row(row: dict[str, Any], path: Path, index: int) -> FunctionRow:
+    """A ``[[tf_function]]`` row, the older spelling, as the ``[[function]]`` row it means."""
+    tf = _tf_fields(row, path, index)
+    domain: Any = tf.domain if tf.bounds is None else \
+        {"domain": "interval", "low": tf.bounds[0], "high": tf.bounds[1]}
+    spec = {"target": tf.name, "inputs": [domain] * tf.nin, "shapes": tf.shapes}
+    if tf.reason:
+        spec["reason"] = tf.reason
+    return _function_row(spec, path, f"[[tf_function]] row {index + 1}")
+
+
+def _tf_fields(row: dict[str, Any], path: Path, index: int) -> TfFunctionRow:
     where = f"[[tf_function]] row {index + 1}"
     _check_keys(row, _TF_KEYS, path, where)
     name = row.get("name")

@@ -16,6 +16,8 @@ cannot tell (``framework="tensorflow"``).
 
 from __future__ import annotations
 
+import functools
+
 import inspect
 import sys
 import types
@@ -135,7 +137,10 @@ class FrameworkTarget(FunctionTarget):
         from gradcheck.oracles import get_oracle
         from gradcheck.oracles.inputs import Call
 
-        call = Call(fn=self.fn, name=self.name, args=tuple(example.args),
+        fn = self.spec.function(self.fn)  # the outputs= selection
+        if example.params:  # params= keyword arguments, fixed or drawn from their choices
+            fn = functools.partial(fn, **example.params)
+        call = Call(fn=fn, name=self.name, args=tuple(example.args),
                     argnums=tuple(self.positions(example)))
         problem: Problem = get_oracle(self.framework).problem(call)
         return problem
