@@ -28,6 +28,7 @@ An op declares, as ``define_op`` keywords:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,7 @@ __all__ = [
     "Domain", "Real", "Positive", "Interval", "Unit", "NonZero", "SPD", "WellConditioned",
     "DistinctEig", "FullRank", "Probabilities", "IntLabels", "BoolMask", "Indices",
     "Tolerance", "REAL", "POSITIVE", "UNIT", "Fixed", "NAMED", "domain_named",
+    "domain_from_table", "as_domain",
 ]
 
 
@@ -335,3 +337,35 @@ def domain_named(name: str, where: str = "input") -> Domain:
     close = difflib.get_close_matches(name, list(NAMED), n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise ValueError(f"{where}: unknown domain {name!r}{hint} (known: {', '.join(NAMED)})")
+
+
+def domain_from_table(table: dict[str, Any], where: str) -> Domain:
+    """``{"domain": name, **arguments}`` as the domain: the class of the domain called
+    ``name`` built with ``arguments`` (``interval`` needs ``low`` and ``high``)."""
+    table = dict(table)
+    name = table.pop("domain", None)
+    if not isinstance(name, str):
+        raise ValueError(f"{where}: a table input needs domain = \"<name>\" (and the domain's "
+                         f"arguments), got {table!r}")
+    kind = Interval if name == "interval" else type(domain_named(name, where))
+    if not table and name != "interval":
+        return domain_named(name, where)
+    try:
+        return kind(**table)
+    except (TypeError, ValueError) as error:
+        fields: list[str] = [f.name for f in dataclasses.fields(kind)] \
+            if dataclasses.is_dataclass(kind) else []
+        raise ValueError(f"{where}: domain {name!r} cannot take {table!r}: {error}"
+                         + (f" (its arguments: {', '.join(fields)})" if fields else "")) from None
+
+
+def as_domain(spec: Any, where: str = "input") -> Domain:
+    """A domain as ``inputs=`` may give it: a Domain, a name, or a table with arguments."""
+    if isinstance(spec, Domain):
+        return spec
+    if isinstance(spec, str):
+        return domain_named(spec, where)
+    if isinstance(spec, dict):
+        return domain_from_table(spec, where)
+    raise ValueError(f"{where}: not a Domain, a domain name or a table naming a domain: "
+                     f"{spec!r}")

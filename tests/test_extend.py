@@ -79,3 +79,18 @@ def test_equivalent_helpers():
     op = ext.define_op("t_eq", np.sin, vjp=lambda g, out, x: g * gnp.cos(x), register=False,
                        equivalents={"numpy": "sin", "tensorflow": sin})
     assert op.meta["equivalents"]["numpy"] == "sin"
+
+
+def test_define_op_takes_domains_by_name_or_table_like_check():
+    reg = gc.Registry()
+    op = gc.define_op("t.scaled_log", lambda x, y: np.log(x) * y,
+                      vjp=lambda g, out, x, y: (ext.unbroadcast(g * y / x, x),
+                                               ext.unbroadcast(g * gnp.log(x), y)),
+                      inputs=({"domain": "interval", "low": 0.5, "high": 2.0}, "real"),
+                      registry=reg)
+    assert [d.describe() for d in op.meta["inputs"]] == ["(0.5, 2)", "real"]
+    report = gc.check(op, examples=2, references=["numeric"], paths=["vjp"])
+    assert report.passed and report.cells
+    with pytest.raises(ValueError, match=r"op 't.bad': inputs\[0\]: unknown domain 'reall'; "
+                                         r"did you mean 'real'"):
+        gc.define_op("t.bad", np.sin, vjp=None, inputs=("reall",), registry=reg)

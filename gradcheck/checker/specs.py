@@ -15,16 +15,15 @@ key.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from gradcheck.domains import Domain, Fixed, Interval, domain_named
+from gradcheck.domains import Domain, Fixed, domain_from_table, domain_named
 
-__all__ = ["resolve_inputs", "domain_from_table", "split_params", "resolve_positions",
-           "signature_for", "select_outputs"]
+__all__ = ["resolve_inputs", "split_params", "resolve_positions", "signature_for",
+           "select_outputs"]
 
 
 def resolve_inputs(inputs: Any, who: str) -> list[Domain]:
@@ -48,26 +47,6 @@ def resolve_inputs(inputs: Any, who: str) -> list[Domain]:
                 raise TypeError(f"gradcheck.check: {who}, input {i}: not an array, a Domain "
                                 f"or a domain name: {type(x).__name__} ({e})") from None
     return out
-
-
-def domain_from_table(table: dict[str, Any], where: str) -> Domain:
-    """``{"domain": name, **arguments}`` as the domain: the class of the domain called
-    ``name`` built with ``arguments`` (``interval`` needs ``low`` and ``high``)."""
-    table = dict(table)
-    name = table.pop("domain", None)
-    if not isinstance(name, str):
-        raise ValueError(f"{where}: a table input needs domain = \"<name>\" (and the domain's "
-                         f"arguments), got {table!r}")
-    kind = Interval if name == "interval" else type(domain_named(name, where))
-    if not table and name != "interval":
-        return domain_named(name, where)
-    try:
-        return kind(**table)
-    except (TypeError, ValueError) as error:
-        fields: list[str] = [f.name for f in dataclasses.fields(kind)] \
-            if dataclasses.is_dataclass(kind) else []
-        raise ValueError(f"{where}: domain {name!r} cannot take {table!r}: {error}"
-                         + (f" (its arguments: {', '.join(fields)})" if fields else "")) from None
 
 
 def split_params(params: Any, who: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from numbers import Real
 from typing import Any
 
-from gradcheck.domains import Domain, Tolerance
+from gradcheck.domains import Domain, Tolerance, as_domain
 
 __all__ = ["SCHEMA", "NAMESPACES", "KINK_NAMES", "Equivalent", "declare_key", "validate",
            "validate_equivalents"]
@@ -35,9 +35,13 @@ def _bad(op: str, key: str, want: str, value: Any) -> ValueError:
 
 
 def _inputs(op: str, value: Any) -> tuple[Domain, ...]:
-    if not isinstance(value, (tuple, list)) or not all(isinstance(d, Domain) for d in value):
-        raise _bad(op, "inputs", "a tuple of gradcheck.domains.Domain, one per input", value)
-    return tuple(value)
+    """One domain per input: a Domain, a domain's name or a table naming one (as ``check``'s
+    ``inputs=`` takes them)."""
+    if not isinstance(value, (tuple, list)):
+        raise _bad(op, "inputs", "a tuple with one domain per input (a Domain, a name such "
+                   "as 'positive', or a table such as {'domain': 'interval', 'low': 0, "
+                   "'high': 1})", value)
+    return tuple(as_domain(d, f"op {op!r}: inputs[{i}]") for i, d in enumerate(value))
 
 
 def _shapes(op: str, value: Any) -> Any:
