@@ -7,7 +7,7 @@ import pytest
 from broken_ops import BROKEN, HANGING
 
 from gradcheck.checker import Results, run_sweep
-from gradcheck.checker import runner as runner_module
+from gradcheck.checker.executors import local as local_module
 
 GOOD_AND_BAD = ["sign_error", "reads_dummy", "affine_vjp", "in_place"]
 
@@ -44,7 +44,7 @@ def test_worker_processes_give_identical_results() -> None:
 
 
 def test_stuck_and_dying_workers_are_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner_module, "KILL_GRACE", 0.5)
+    monkeypatch.setattr(local_module, "KILL_GRACE", 0.5)
     results = run_sweep(["stuck", "die", "crash"], registry=HANGING, timeout=1.0, jobs=2,
                         examples=1)
     by_op = {r.op: r.findings[0].message for r in results.reports}
@@ -86,7 +86,7 @@ def test_per_op_options_and_isolated_workers_give_the_same_results() -> None:
 
 
 def test_timed_out_reports_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner_module, "KILL_GRACE", 0.5)
+    monkeypatch.setattr(local_module, "KILL_GRACE", 0.5)
     results = run_sweep(["stuck", "spin"], registry=HANGING, timeout=1.0, jobs=2, examples=1)
     assert all(r.stats.get("timed_out") is True for r in results.reports)
 

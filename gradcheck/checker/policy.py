@@ -51,10 +51,13 @@ class Allowance:
 
 @dataclass(frozen=True)
 class VerdictPolicy:
-    """Findings whose kind is in ``fail_on`` fail, unless ``allow[op]`` covers them."""
+    """Findings whose kind is in ``fail_on`` fail, unless ``allow[op]`` covers them.  Over
+    many seeds, a failing kind fails its op when its failure rate (the share of the op's
+    seeds at which it is found) exceeds ``max_failure_rate`` (default 0: any seed)."""
 
     fail_on: frozenset[str] = FAILURE_KINDS
     allow: Mapping[str, Allowance] = field(default_factory=dict)
+    max_failure_rate: float = 0.0
 
     def allowed(self, finding: Finding) -> Allowance | None:
         """The allowance covering ``finding`` (a failing kind a suite row allows), or None."""
@@ -79,7 +82,12 @@ class VerdictPolicy:
         return "warn" if report.warnings else "pass"
 
     def exit_code(self, results: Results) -> int:
-        """0 when nothing fails, 1 when a finding fails."""
+        """0 when nothing fails, 1 when a finding fails (over seeds: at a failure rate
+        above ``max_failure_rate``)."""
+        if self.max_failure_rate > 0:
+            from gradcheck.checker.seeds import failing_over_seeds
+
+            return int(bool(failing_over_seeds(results.reports, self)))
         return int(any(self.report_fails(r) for r in results.reports))
 
     def to_config(self) -> dict[str, Any]:
@@ -95,4 +103,4 @@ class VerdictPolicy:
         allow = {op: Allowance(parse_allow(row.get("allow", ()), f"exceptions.{op}.allow"),
                                str(row.get("reason", "")))
                  for op, row in dict(config.get("exceptions", {})).items() if row.get("allow")}
-        return cls(fail_on, allow)
+        return cls(fail_on, allow, float(config.get("max_failure_rate", 0.0)))

@@ -272,12 +272,20 @@ class Results:
         return all(r.passed for r in self.reports)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The results file: reports in (op, seed) order; when an op was checked at several
+        seeds, also ``seed_summary`` (per op and finding kind, see :mod:`.seeds`)."""
+        from gradcheck.checker.seeds import multi_seed, summary_dict
+
+        reports = sorted(self.reports, key=lambda r: (r.op, r.seed))
+        out = {
             "format": "gradcheck-results/1",
             "config": _clean(self.config),
             "environment": _clean(self.environment),
-            "reports": [r.to_dict() for r in sorted(self.reports, key=lambda r: r.op)],
+            "reports": [r.to_dict() for r in reports],
         }
+        if multi_seed(reports):
+            out["seed_summary"] = _clean(summary_dict(reports))
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Results:

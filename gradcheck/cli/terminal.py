@@ -28,6 +28,13 @@ from rich.text import Text
 
 from gradcheck.checker.policy import VerdictPolicy
 from gradcheck.checker.report import Finding, Report, Results
+from gradcheck.checker.seeds import (
+    SeedFinding,
+    by_op,
+    multi_seed,
+    op_status_over_seeds,
+    seed_findings,
+)
 from gradcheck.render.html import fmt_num, fmt_ratio, pretty
 from gradcheck.render.verdict import (
     OP_STATUSES,
@@ -44,7 +51,8 @@ from gradcheck.render.verdict import (
     values_text,
 )
 
-__all__ = ["Terminal", "path_statuses", "ordered_paths", "op_line", "elide", "STATUS_STYLE"]
+__all__ = ["Terminal", "path_statuses", "ordered_paths", "op_line", "elide", "STATUS_STYLE",
+           "seed_rows", "seed_list"]
 
 #: Symbol and rich style per cell status; the symbol repeats what the color says.
 STATUS_STYLE: dict[str, tuple[str, str]] = {
@@ -95,11 +103,50 @@ def _bad_paths(report: Report) -> list[tuple[str, str]]:
             if statuses[p] in ("warn", "fail", "error")]
 
 
-def op_line(report: Report, policy: VerdictPolicy = _DEFAULT_POLICY) -> str:
-    """``FAIL nn.elu double_vjp=fail``: the op's status, its name, the paths that did not
-    pass.  One line per op, for logs."""
+def op_line(report: Report, policy: VerdictPolicy = _DEFAULT_POLICY,
+            seed: bool = False) -> str:
+    """``FAIL nn.elu double_vjp=fail``: the op's status, its name (``seed=N`` after it in a
+    sweep of many seeds), the paths that did not pass.  One line per op, for logs."""
     cells = " ".join(f"{p}={s}" for p, s in _bad_paths(report))
-    return f"{op_status(report, policy).upper()} {report.op} {cells}".rstrip()
+    name = f"{report.op} seed={report.seed}" if seed else report.op
+    return f"{op_status(report, policy).upper()} {name} {cells}".rstrip()
+
+
+def seed_list(seeds: tuple[int, ...] | list[int]) -> str:
+    """``0-3,7,9-11``: seeds with runs folded."""
+    parts: list[str] = []
+    run: list[int] = []
+    for seed in sorted(seeds):
+        if run and seed == run[-1] + 1:
+            run.append(seed)
+            continue
+        if run:
+            parts.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else
+                         ",".join(map(str, run)))
+        run = [seed]
+    if run:
+        parts.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else ",".join(map(str, run)))
+    return ",".join(parts)
+
+
+def seed_rows(results: Results, policy: VerdictPolicy) -> list[tuple[str, SeedFinding]]:
+    """``(tag, seed finding)`` per op and finding kind that did not simply pass over the
+    seeds, worst first: ``fail``/``error`` (a rate above ``max_failure_rate``), ``allowed``
+    (the suite allows it, or its rate is within the threshold) or ``warn``."""
+    def shown(f: Finding) -> bool:
+        return finding_tag(f, policy) in ("fail", "error", "allowed", "warn")
+
+    rows = []
+    for sf in seed_findings(results.reports, shown):
+        fails = any(policy.fails(f) for r in results.reports if r.op == sf.op
+                    for f in r.findings if f.kind == sf.kind)
+        if fails and sf.rate > policy.max_failure_rate:
+            tag = "error" if sf.kind == "error" else "fail"
+        else:
+            tag = "allowed" if sf.kind in policy.fail_on else "warn"
+        rows.append((tag, sf))
+    rank = {t: i for i, t in enumerate(("fail", "error", "allowed", "warn"))}
+    return sorted(rows, key=lambda row: (rank[row[0]], -row[1].rate, row[1].op, row[1].kind))
 
 
 def elide(name: str, width: int) -> str:
@@ -136,7 +183,7 @@ class Terminal:
         self.console = Console(file=stream, no_color=plain, highlight=False, soft_wrap=plain,
                                width=width, force_terminal=False if plain else None,
                                emoji=False)
-        self._listed: dict[str, str] = {}  # op -> the line plain mode printed for it
+        self._listed: dict[tuple[str, int], str] = {}  # (op, seed) -> the line printed
 
     # -- small pieces ------------------------------------------------------------------
 
@@ -181,17 +228,21 @@ class Terminal:
 
     @contextmanager
     def progress(self, total: int, label: str = "checking",
-                 policy: VerdictPolicy = _DEFAULT_POLICY) -> Iterator[Callable[[Report], None]]:
-        """A context giving ``done(report)`` to call as each op finishes.
+                 policy: VerdictPolicy = _DEFAULT_POLICY,
+                 seeds: bool = False) -> Iterator[Callable[[Report], None]]:
+        """A context giving ``done(report)`` to call as each op (at a seed) finishes: one
+        bar for every unit of the sweep.
 
-        Rich mode draws a bar; plain mode prints each op's line (:func:`op_line`) as it
-        finishes, and :meth:`summary` then does not list it again -- unless its status under
-        the summary's policy differs (pass the run's ``policy`` here to avoid that).
+        Rich mode draws a bar; plain mode prints each op's line (:func:`op_line`, with its
+        seed when ``seeds``) as it finishes, and :meth:`summary` then does not list it
+        again -- unless its status under the summary's policy differs (pass the run's
+        ``policy`` here to avoid that).
         """
         if self.plain:
             def done_plain(report: Report) -> None:
-                self._listed[report.op] = op_line(report, policy)
-                self.line(self._listed[report.op])
+                key = (report.op, report.seed)
+                self._listed[key] = op_line(report, policy, seed=seeds)
+                self.line(self._listed[key])
 
             yield done_plain
             return
@@ -202,7 +253,8 @@ class Terminal:
             task = bar.add_task(label, total=total, last="")
 
             def done_rich(report: Report) -> None:
-                bar.update(task, advance=1, last=elide(report.op, _OP_WIDTH))
+                name = f"{report.op} seed={report.seed}" if seeds else report.op
+                bar.update(task, advance=1, last=elide(name, _OP_WIDTH))
 
             yield done_rich
 
@@ -213,20 +265,37 @@ class Terminal:
         rich mode a table of the ops that did not pass (every op with -v).  Then the
         totals and what the statuses mean."""
         policy = _policy(policy)
-        reports = sorted(results.reports, key=lambda r: r.op)
+        reports = sorted(results.reports, key=lambda r: (r.op, r.seed))
+        seeds = multi_seed(reports)
         if self.plain:
             for report in reports:
                 # Again only if the run's policy (its suite's allowances, --fail-on) changes
                 # what progress printed with the default one.
-                line = op_line(report, policy)
-                if self._listed.get(report.op) != line:
+                line = op_line(report, policy, seed=seeds)
+                if self._listed.get((report.op, report.seed)) != line:
                     self.line(line)
-                    self._listed[report.op] = line
+                    self._listed[(report.op, report.seed)] = line
         else:
-            self._summary_table(reports, policy)
+            self._summary_table(reports, policy, seeds)
+        if seeds:
+            self.seeds(results, policy)
         self.totals(results, policy)
 
-    def _summary_table(self, reports: list[Report], policy: VerdictPolicy) -> None:
+    def seeds(self, results: Results, policy: VerdictPolicy = _DEFAULT_POLICY) -> None:
+        """Per op and finding kind over the seeds: failures and rate, the failing seeds,
+        consistent or flaky, and where the first failing seed found it (its minimal
+        counterexample is in the JSON results and the HTML report)."""
+        rows = seed_rows(results, _policy(policy))
+        if not rows:
+            return
+        self.table("over the seeds (per op and finding kind)",
+                   ["status", "op", "kind", "failed", "rate", "", "seeds", "first"],
+                   [[tag.upper(), sf.op, sf.kind, f"{len(sf.seeds)}/{len(sf.checked)}",
+                     f"{sf.rate:.0%}", sf.behaviour, seed_list(sf.seeds),
+                     f"seed {sf.seeds[0]}: {_where(sf.first)}"] for tag, sf in rows])
+
+    def _summary_table(self, reports: list[Report], policy: VerdictPolicy,
+                       seeds: bool = False) -> None:
         shown = [(r, op_status(r, policy)) for r in reports]
         if not self.verbose:
             shown = [(r, s) for r, s in shown if s != "pass"]
@@ -237,7 +306,7 @@ class Terminal:
         title = "ops" if self.verbose else "ops that did not pass"
         table = Table(title=title, title_justify="left", header_style="bold", box=None,
                       pad_edge=False)
-        names = [elide(r.op, _OP_WIDTH) for r, _ in shown]
+        names = [elide(f"{r.op} seed={r.seed}" if seeds else r.op, _OP_WIDTH) for r, _ in shown]
         table.add_column("status", no_wrap=True, min_width=7)
         table.add_column("op", no_wrap=True, width=max(len(n) for n in names))
         table.add_column("paths that did not pass", no_wrap=True)
@@ -259,9 +328,17 @@ class Terminal:
         """``gradcheck: 155 ops: 3 fail, 1 error, 151 pass`` (the counts partition the
         ops), then what each status shown means."""
         counts = count_statuses(results, _policy(policy))
-        parts = [f"{counts[s]} {s}" for s in OP_STATUSES if counts[s]]
         n = len(results.reports)
-        text = f"gradcheck: {n} op{'' if n == 1 else 's'}: {', '.join(parts) or 'none'}"
+        checks = ""
+        if multi_seed(results.reports):  # one status per op over its seeds
+            groups = by_op(results.reports)
+            counts = dict.fromkeys(OP_STATUSES, 0)
+            for group in groups.values():
+                counts[op_status_over_seeds(group, policy)] += 1
+            checks, n = f" ({n} checks over their seeds)", len(groups)
+        parts = [f"{counts[s]} {s}" for s in OP_STATUSES if counts[s]]
+        text = (f"gradcheck: {n} op{'' if n == 1 else 's'}{checks}: "
+                f"{', '.join(parts) or 'none'}")
         bad = counts["fail"] or counts["error"]
         self.line(text, style="bold red" if bad else "bold green")
         for status in (s for s in OP_STATUSES if counts[s] and s != "pass"):
@@ -287,30 +364,42 @@ class Terminal:
         each op's first finding before any op's second, so every op gets a chance to
         appear; with -v every finding, in detail."""
         policy = _policy(policy)
-        groups = findings_by_op(results.reports, policy, include_info=self.verbose)
+        seeds = multi_seed(results.reports)
+        reports = results.reports
+        if seeds:  # each op's first seed with findings; the seed table has the others
+            firsts: dict[str, Report] = {}
+            for report in sorted(reports, key=lambda r: (r.op, r.seed)):
+                if report.op not in firsts and findings_by_op([report], policy,
+                                                              include_info=self.verbose):
+                    firsts[report.op] = report
+            reports = list(firsts.values())
+        groups = findings_by_op(reports, policy, include_info=self.verbose)
         if not groups:
             return
         shown = groups if self.verbose else interleave(groups, limit)
         total = sum(len(g.findings) for g in groups)
         listed = sum(len(g.findings) for g in shown)
         self.line("")
-        self.line("findings (root cause first):", style="bold")
+        self.line("findings (root cause first"
+                  + ("; each op at its first seed with any):" if seeds else "):"), style="bold")
         for group in shown:
+            name = f"{group.report.op} seed={group.report.seed}" if seeds else group.report.op
             if not self.plain:  # a heading per op; plain lines each name their op, for grep
                 has = len(next(g for g in groups if g.report is group.report).findings)
                 count = f" ({len(group.findings)} of {has} findings)" if has > len(
                     group.findings) else ""
-                self.line(f"{group.status.upper()} {group.report.op}{count}",
+                self.line(f"{group.status.upper()} {name}{count}",
                           style=TAG_STYLE[group.status])
             for finding, _tag in group.findings:
-                self.finding(finding, policy)
+                self.finding(finding, policy, label=name)
         if listed < total:
             ops, more = len(groups) - len(shown), total - listed
             rest = f" ({ops} more op{'s' * (ops > 1)})" if ops else ""
             self.line(f"... and {more} more finding{'s' * (more > 1)}{rest}: -v lists all, "
                       "the HTML report shows every detail")
 
-    def finding(self, finding: Finding, policy: VerdictPolicy = _DEFAULT_POLICY) -> None:
+    def finding(self, finding: Finding, policy: VerdictPolicy = _DEFAULT_POLICY,
+                label: str | None = None) -> None:
         """One finding's line: ``FAIL op · path vs reference · kind: message``, then whose
         derivative it blames, the values at the worst index, and the allowance's reason;
         with -v also its numbers, counterexample and traceback.  Rich mode leaves the op
@@ -331,7 +420,7 @@ class Terminal:
         extra = "; ".join(e for e in extras if e)
         what = f"{what} [{extra}]" if extra else what
         if self.plain:
-            self.line(f"{tag.upper()} {finding.op} · {what}")
+            self.line(f"{tag.upper()} {label or finding.op} · {what}")
         else:
             self.console.print(Padding(Text(f"{tag.upper()} {what}", style=TAG_STYLE[tag]),
                                        (0, 0, 0, 2)))
@@ -366,6 +455,12 @@ class Terminal:
         self.table(f"{report.op}: every path against every reference",
                    ["path", "reference", "status", "max abs err", "tolerance", "err/tol",
                     "examples", "note"], rows)
+
+
+def _where(finding: Finding) -> str:
+    if finding.path in ("", "all"):
+        return finding.message
+    return f"{finding.path} vs {finding.reference}"
 
 
 def _fit_widths(headers: Sequence[str], rows: Sequence[Sequence[str]], room: int) -> list[int]:

@@ -1,0 +1,115 @@
+"""A Dask distributed cluster as executor: ``run_sweep(..., scheduler="tcp://host:8786")``.
+
+Each unit is one Dask task, keyed by the sweep and the unit's index, so a result is recorded
+once per unit whatever Dask does: when a worker dies mid-run, the scheduler runs its units
+again elsewhere, and a unit whose workers keep dying (``distributed.scheduler.allowed-failures``,
+3 by default) becomes that unit's ``error`` report.  On the worker, the unit runs in a
+contained process of its own (:mod:`.child`), so timeouts and crashes read exactly as on
+local worker processes.
+
+The user's ``--import`` modules reach the workers by name: a module that is one ``.py`` file
+is uploaded to every worker (``Client.upload_file``); a package must be installed (or on the
+``PYTHONPATH``) where the workers run, as must the registry's module.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from gradcheck.checker.executors.unit import Unit, error_report
+from gradcheck.checker.report import Report
+
+__all__ = ["run_dask", "ExecutorError", "UNAVAILABLE", "CONNECT_TIMEOUT"]
+
+#: What a sweep says when Dask distributed is not installed.
+UNAVAILABLE = "unavailable: pip install gradcheck[distributed]"
+#: Seconds to wait for the scheduler before giving up.
+CONNECT_TIMEOUT = 20
+
+
+class ExecutorError(RuntimeError):
+    """The executor cannot run at all (not installed, scheduler unreachable): nothing ran."""
+
+
+def _task(spec: str | None, imports: tuple[str, ...], unit: Unit) -> str:
+    from gradcheck.checker.executors.child import run_contained
+
+    return run_contained(spec, imports, unit)
+
+
+def _single_files(modules: list[str]) -> list[str]:
+    """The files of the modules among ``modules`` that are one ``.py`` file each (uploaded
+    to every worker; packages must be installed there)."""
+    out = []
+    for name in modules:
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if path and path.endswith(".py") and Path(path).name != "__init__.py" and \
+                "site-packages" not in Path(path).parts:
+            out.append(path)
+    return out
+
+
+def connect(address: str) -> Any:
+    """A ``distributed.Client`` on the scheduler at ``address``, or :class:`ExecutorError`
+    saying why not."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ExecutorError(f"--scheduler {address}: Dask distributed is {UNAVAILABLE}") \
+            from None
+    try:
+        return Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as error:
+        raise ExecutorError(f"--scheduler {address}: cannot reach the Dask scheduler: "
+                            f"{type(error).__name__}: {error}") from None
+
+
+def run_dask(units: list[Unit], spec: str | None, imports: tuple[str, ...], address: str,
+             done: Callable[[int, Report], None]) -> dict[int, Report]:
+    """Run ``units`` on the cluster at ``address``; ``done(index, report)`` once per unit as
+    each ends.  Returns the reports by unit index.  An interrupt cancels what is left."""
+    client = connect(address)
+    from distributed import as_completed
+
+    futures: dict[Any, int] = {}
+    reports: dict[int, Report] = {}
+    try:
+        modules = [*imports, *([spec.partition(":")[0]] if spec else [])]
+        for path in _single_files(modules):
+            client.upload_file(path, load=False)
+        sweep = uuid.uuid4().hex[:12]
+        for index, unit in enumerate(units):
+            future = client.submit(_task, spec, imports, unit, pure=False,
+                                   key=f"gradcheck-{sweep}-{index}")
+            futures[future] = index
+        for future in as_completed(futures, loop=client.loop):
+            index = futures[future]
+            if index in reports:  # each unit once
+                continue
+            reports[index] = _report(future, units[index])
+            done(index, reports[index])
+    finally:
+        if len(reports) < len(units):
+            client.cancel(list(futures), force=True)
+        client.close()
+    return reports
+
+
+def _report(future: Any, unit: Unit) -> Report:
+    name, options = unit
+    try:
+        return Report.from_json(future.result())
+    except Exception as error:  # noqa: BLE001 - the unit's error, never the sweep's end
+        from distributed import KilledWorker
+
+        if isinstance(error, KilledWorker):
+            why = ("the cluster's workers running it kept dying (Dask's KilledWorker: "
+                   "distributed.scheduler.allowed-failures reached)")
+        else:
+            why = f"the cluster could not run it: {type(error).__name__}: {error}"
+        return error_report(name, f"{name}: check failed: {why}", **options)

@@ -1,0 +1,110 @@
+"""Sweeps on a Dask distributed cluster: a ``LocalCluster`` of two worker processes on this
+machine gives byte-for-byte the results of local worker processes, and a worker killed
+mid-sweep loses nothing and counts nothing twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gradcheck.numpy as gnp
+from gradcheck.checker import run_sweep
+from gradcheck.checker.report import Report
+from gradcheck.domains import REAL
+from gradcheck.engine import Registry
+from gradcheck.extend import define_op
+
+distributed = pytest.importorskip("distributed", reason="needs gradcheck[distributed]")
+
+#: Ops whose checks take a while (their forward sleeps), so a worker can be killed mid-unit.
+SLOW = Registry("slow")
+
+
+def _slow_sin(x: Any) -> Any:
+    time.sleep(0.02)
+    return np.sin(x)
+
+
+for _name in ("slow_a", "slow_b"):
+    define_op(_name, _slow_sin, vjp=lambda g, out, x: (g * gnp.cos(x),),
+              jvp=lambda ts, out, x: ts[0] * gnp.cos(x), family="slow", inputs=(REAL,),
+              shapes="(...)", registry=SLOW)
+
+SMALL = {"examples": 1, "paths": ["vjp", "jvp"], "references": ["numeric"],
+         "dtypes": ["float64"]}
+BROKEN = ["sign_error", "affine_vjp", "reads_dummy"]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                  dashboard_address=None) as local:
+        yield local
+
+
+def test_cluster_results_equal_local_processes(cluster: Any) -> None:
+    seen: list[tuple[str, int]] = []
+    kwargs: dict[str, Any] = {"registry": "broken_ops:BROKEN", "seeds": [0, 1], **SMALL}
+    on_cluster = run_sweep(BROKEN, scheduler=cluster.scheduler_address,
+                           progress=lambda r: seen.append((r.op, r.seed)), **kwargs)
+    local = run_sweep(BROKEN, jobs=2, **kwargs)
+    assert on_cluster.to_json() == local.to_json()
+    assert sorted(seen) == sorted((op, s) for op in BROKEN for s in (0, 1))
+    assert [(r.op, r.seed) for r in on_cluster.reports] == sorted(seen)
+    assert not on_cluster.passed  # the broken ops are found on the cluster too
+
+
+def test_a_worker_killed_mid_sweep_loses_and_doubles_nothing(cluster: Any) -> None:
+    client = distributed.Client(cluster.scheduler_address, set_as_default=False)
+    try:
+        pids_before = set(client.run(os.getpid).values())
+        killed: list[int] = []
+
+        def kill_a_busy_worker(report: Report) -> None:
+            if killed:
+                return
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:  # a worker that is running a unit now
+                busy = [w for w, tasks in client.processing().items() if tasks]
+                if busy:
+                    pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+                    return
+                time.sleep(0.05)
+
+        seen: list[tuple[str, int]] = []
+
+        def progress(report: Report) -> None:
+            seen.append((report.op, report.seed))
+            kill_a_busy_worker(report)
+
+        kwargs: dict[str, Any] = {"registry": "test_distributed:SLOW", "seeds": [0, 1, 2],
+                                  **SMALL}
+        on_cluster = run_sweep(["slow_a", "slow_b"], scheduler=cluster.scheduler_address,
+                               progress=progress, **kwargs)
+        assert killed and killed[0] in pids_before
+        units = [(op, s) for op in ("slow_a", "slow_b") for s in (0, 1, 2)]
+        assert sorted(seen) == units  # every unit reported once
+        assert [(r.op, r.seed) for r in on_cluster.reports] == units
+        assert on_cluster.passed, [f.message for r in on_cluster.reports for f in r.findings]
+        local = run_sweep(["slow_a", "slow_b"], jobs=1, **kwargs)
+        assert on_cluster.to_json() == local.to_json()
+        client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed worker
+    finally:
+        client.close()
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gradcheck.checker.executors import cluster as cluster_module
+    from gradcheck.checker.runner import ExecutorError
+
+    monkeypatch.setattr(cluster_module, "CONNECT_TIMEOUT", 1)
+    with pytest.raises(ExecutorError, match="cannot reach the Dask scheduler"):
+        run_sweep(["sin"], scheduler="tcp://127.0.0.1:9", **SMALL)
