@@ -28,13 +28,7 @@ from rich.text import Text
 
 from gradcheck.checker.policy import VerdictPolicy
 from gradcheck.checker.report import Finding, Report, Results
-from gradcheck.checker.seeds import (
-    SeedFinding,
-    by_op,
-    multi_seed,
-    op_status_over_seeds,
-    seed_findings,
-)
+from gradcheck.checker.seeds import by_op, multi_seed, op_status_over_seeds
 from gradcheck.render.html import fmt_num, fmt_ratio, pretty
 from gradcheck.render.verdict import (
     OP_STATUSES,
@@ -48,11 +42,13 @@ from gradcheck.render.verdict import (
     op_status,
     path_rank,
     reference_rank,
+    seed_list,
+    seed_rows,
     values_text,
 )
 
 __all__ = ["Terminal", "path_statuses", "ordered_paths", "op_line", "elide", "STATUS_STYLE",
-           "seed_rows", "seed_list"]
+           "seed_rows", "seed_list"]  # the last two re-exported from render.verdict
 
 #: Symbol and rich style per cell status; the symbol repeats what the color says.
 STATUS_STYLE: dict[str, tuple[str, str]] = {
@@ -110,43 +106,6 @@ def op_line(report: Report, policy: VerdictPolicy = _DEFAULT_POLICY,
     cells = " ".join(f"{p}={s}" for p, s in _bad_paths(report))
     name = f"{report.op} seed={report.seed}" if seed else report.op
     return f"{op_status(report, policy).upper()} {name} {cells}".rstrip()
-
-
-def seed_list(seeds: tuple[int, ...] | list[int]) -> str:
-    """``0-3,7,9-11``: seeds with runs folded."""
-    parts: list[str] = []
-    run: list[int] = []
-    for seed in sorted(seeds):
-        if run and seed == run[-1] + 1:
-            run.append(seed)
-            continue
-        if run:
-            parts.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else
-                         ",".join(map(str, run)))
-        run = [seed]
-    if run:
-        parts.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else ",".join(map(str, run)))
-    return ",".join(parts)
-
-
-def seed_rows(results: Results, policy: VerdictPolicy) -> list[tuple[str, SeedFinding]]:
-    """``(tag, seed finding)`` per op and finding kind that did not simply pass over the
-    seeds, worst first: ``fail``/``error`` (a rate above ``max_failure_rate``), ``allowed``
-    (the suite allows it, or its rate is within the threshold) or ``warn``."""
-    def shown(f: Finding) -> bool:
-        return finding_tag(f, policy) in ("fail", "error", "allowed", "warn")
-
-    rows = []
-    for sf in seed_findings(results.reports, shown):
-        fails = any(policy.fails(f) for r in results.reports if r.op == sf.op
-                    for f in r.findings if f.kind == sf.kind)
-        if fails and sf.rate > policy.max_failure_rate:
-            tag = "error" if sf.kind == "error" else "fail"
-        else:
-            tag = "allowed" if sf.kind in policy.fail_on else "warn"
-        rows.append((tag, sf))
-    rank = {t: i for i, t in enumerate(("fail", "error", "allowed", "warn"))}
-    return sorted(rows, key=lambda row: (rank[row[0]], -row[1].rate, row[1].op, row[1].kind))
 
 
 def elide(name: str, width: int) -> str:

@@ -30,6 +30,7 @@ from markupsafe import Markup
 from gradcheck.checker.convergence import slopes
 from gradcheck.checker.policy import VerdictPolicy
 from gradcheck.checker.report import STATUSES, Cell, Finding, Report, Results
+from gradcheck.checker.seeds import by_op, multi_seed, op_status_over_seeds
 from gradcheck.render.atomic import atomic_write_text
 from gradcheck.render.plots import convergence_svg
 from gradcheck.render.run_info import environment_box, exception_rows, fact, run_box
@@ -46,6 +47,8 @@ from gradcheck.render.verdict import (
     op_status,
     path_rank,
     reference_rank,
+    seed_list,
+    seed_rows,
     values_text,
 )
 
@@ -133,6 +136,7 @@ class OpView:
 
     report: Report
     anchor: str
+    label: str
     status: str
     failed: bool
     leak: bool
@@ -157,6 +161,25 @@ class Trouble:
 
 
 @dataclass
+class SeedRow:
+    """One op and finding kind over the seeds, as the seed table shows it."""
+
+    tag: str
+    badge: str
+    op: str
+    kind: str
+    failed: str
+    rate: str
+    behaviour: str
+    seeds: str
+    first_seed: int
+    first_anchor: str
+    where: str
+    message: str
+    counterexample: str
+
+
+@dataclass
 class Page:
     """Everything the template shows."""
 
@@ -175,6 +198,8 @@ class Page:
     columns: list[Column]
     families: list[str]
     ops: list[OpView] = field(default_factory=list)
+    seed_rows: list[SeedRow] = field(default_factory=list)
+    seed_text: str = ""
     statuses: tuple[str, ...] = STATUSES
     status_text: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(_STATUS_TEXT))
 
@@ -270,7 +295,7 @@ def _anchor(index: int, op: str) -> str:
 
 
 def _op_view(index: int, report: Report, columns: list[Column],
-             policy: VerdictPolicy) -> OpView:
+             policy: VerdictPolicy, seeds: bool = False) -> OpView:
     checks = [_cell_view(report, c) for c in report.cells]
     by_pair = {(view.path, view.reference): view for view in checks}
     ratios = [x.ratio for x in report.cells] + [f.ratio for f in report.findings]
@@ -283,6 +308,7 @@ def _op_view(index: int, report: Report, columns: list[Column],
     return OpView(
         report=report,
         anchor=_anchor(index, report.op),
+        label=f"{report.op} · seed {report.seed}" if seeds else report.op,
         status=status,
         failed=status in ("fail", "error"),
         leak=any(f.kind in LEAK_KINDS for f in report.findings),
@@ -321,11 +347,42 @@ def _finding_view(finding: Finding, policy: VerdictPolicy) -> FindingView:
     )
 
 
+def _seed_rows(results: Results, policy: VerdictPolicy, ops: list[OpView]) -> list[SeedRow]:
+    anchors = {(op.report.op, op.report.seed): op.anchor for op in ops}
+    rows = []
+    for tag, sf in seed_rows(results, policy):
+        f = sf.first
+        rows.append(SeedRow(
+            tag=tag, badge=_BADGE[tag], op=sf.op, kind=sf.kind,
+            failed=f"{len(sf.seeds)} of {len(sf.checked)}", rate=f"{sf.rate:.0%}",
+            behaviour=sf.behaviour, seeds=seed_list(sf.seeds), first_seed=sf.seeds[0],
+            first_anchor=anchors.get((sf.op, sf.seeds[0]), ""),
+            where=f"{f.path} vs {f.reference}" if f.path not in ("", "all") else "whole check",
+            message=message_text(f),
+            counterexample=pretty(f.counterexample) if f.counterexample else ""))
+    return rows
+
+
+def _verdict(results: Results, policy: VerdictPolicy, counts: dict[str, int],
+             n: int) -> str:
+    if multi_seed(results.reports):  # one verdict per op over its seeds
+        groups = by_op(results.reports)
+        over = [op_status_over_seeds(g, policy) for g in groups.values()]
+        bad = sum(s in ("fail", "error") for s in over)
+        return (f"{bad} of {len(groups)} ops fail" if bad else f"all {len(groups)} ops pass") \
+            + f" over their seeds ({n} checks)"
+    bad = counts["fail"] + counts["error"]
+    return (f"{bad} of {n} ops fail" if bad
+            else f"all {n} ops pass" + (" (some allowed or warned)" if counts["pass"] < n
+                                        else ""))
+
+
 def _page(results: Results) -> Page:
-    reports = sorted(results.reports, key=lambda r: r.op)
+    reports = sorted(results.reports, key=lambda r: (r.op, r.seed))
     columns = _columns(reports)
     policy = VerdictPolicy.from_config(results.config)
-    ops = [_op_view(i, r, columns, policy) for i, r in enumerate(reports)]
+    seeds = multi_seed(reports)
+    ops = [_op_view(i, r, columns, policy, seeds) for i, r in enumerate(reports)]
     counts = count_statuses(results, policy)
     summary = [("ops", "ops", len(ops))] + [(s, s, counts[s]) for s in OP_STATUSES]
     groups: list[tuple[str, int]] = []
@@ -334,10 +391,9 @@ def _page(results: Results) -> Page:
             groups[-1] = (col.path, groups[-1][1] + 1)
         else:
             groups.append((col.path, 1))
-    bad = counts["fail"] + counts["error"]
-    verdict = (f"{bad} of {len(ops)} ops fail" if bad
-               else f"all {len(ops)} ops pass" + (" (some allowed or warned)"
-                                                  if counts["pass"] < len(ops) else ""))
+    verdict = _verdict(results, policy, counts, len(ops))
+    if seeds:
+        summary[0] = ("ops", "checks (op × seed)", len(ops))
     rank = {s: i for i, s in enumerate(OP_STATUSES)}
     troubled = sorted((op for op in ops if op.status != "pass"),
                       key=lambda op: (rank[op.status], op.report.op))
@@ -347,7 +403,8 @@ def _page(results: Results) -> Page:
         title=f"gradcheck report: {verdict}",
         verdict=verdict,
         facts=[
-            ("seed", fact(results, "seed")),
+            ("seed", seed_list(sorted({r.seed for r in reports})) if seeds
+             else fact(results, "seed")),
             ("mode", fact(results, "mode")),
             ("dtypes", fact(results, "dtypes")),
         ],
@@ -364,6 +421,8 @@ def _page(results: Results) -> Page:
         columns=columns,
         families=sorted({r.family for r in reports}),
         ops=ops,
+        seed_rows=_seed_rows(results, policy, ops) if seeds else [],
+        seed_text=seed_list(sorted({r.seed for r in reports})) if seeds else "",
     )
 
 

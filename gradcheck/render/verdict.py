@@ -17,6 +17,7 @@ from gradcheck.checker.paths import PATHS
 from gradcheck.checker.policy import VerdictPolicy
 from gradcheck.checker.references import INTERNAL, known_references
 from gradcheck.checker.report import Finding, Report, Results
+from gradcheck.checker.seeds import SeedFinding, seed_findings
 
 __all__ = [
     "OP_STATUSES",
@@ -35,6 +36,8 @@ __all__ = [
     "reference_rank",
     "PATH_ORDER",
     "REFERENCE_ORDER",
+    "seed_rows",
+    "seed_list",
 ]
 
 #: Op statuses, worst first.  Every op has exactly one.
@@ -214,3 +217,40 @@ def attribution_text(finding: Finding) -> str:
     if side == "undecided":
         return "the numeric derivative cannot tell which side is right"
     return f"{side}'s derivative"
+
+
+def seed_list(seeds: tuple[int, ...] | list[int]) -> str:
+    """``0-3,7,9-11``: seeds with runs folded."""
+    parts: list[str] = []
+    run: list[int] = []
+    for seed in sorted(seeds):
+        if run and seed == run[-1] + 1:
+            run.append(seed)
+            continue
+        if run:
+            parts.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else
+                         ",".join(map(str, run)))
+        run = [seed]
+    if run:
+        parts.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else ",".join(map(str, run)))
+    return ",".join(parts)
+
+
+def seed_rows(results: Results, policy: VerdictPolicy) -> list[tuple[str, SeedFinding]]:
+    """``(tag, seed finding)`` per op and finding kind that did not simply pass over the
+    seeds, worst first: ``fail``/``error`` (a rate above ``max_failure_rate``), ``allowed``
+    (the suite allows it, or its rate is within the threshold) or ``warn``."""
+    def shown(f: Finding) -> bool:
+        return finding_tag(f, policy) in ("fail", "error", "allowed", "warn")
+
+    rows = []
+    for sf in seed_findings(results.reports, shown):
+        fails = any(policy.fails(f) for r in results.reports if r.op == sf.op
+                    for f in r.findings if f.kind == sf.kind)
+        if fails and sf.rate > policy.max_failure_rate:
+            tag = "error" if sf.kind == "error" else "fail"
+        else:
+            tag = "allowed" if sf.kind in policy.fail_on else "warn"
+        rows.append((tag, sf))
+    rank = {t: i for i, t in enumerate(("fail", "error", "allowed", "warn"))}
+    return sorted(rows, key=lambda row: (rank[row[0]], -row[1].rate, row[1].op, row[1].kind))
