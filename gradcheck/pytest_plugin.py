@@ -10,6 +10,9 @@ a run that uses none of this pays nothing.  It offers:
   the test body passes, those ops are checked and the test fails with the findings;
 * ``pytest --gradcheck``: one test item per registered op -- ops registered by your
   own modules (imported by your conftest) included -- with ids ``gradcheck::NAME``;
+  with ``--gradcheck-seeds 0:20`` each item (and each marker's op) is checked at every
+  seed, and fails when a finding kind fails at more than ``--gradcheck-max-failure-rate``
+  of them (default 0: any seed), listing the failing seeds and the first one's findings;
 * ``--gradcheck-report=PATH``: every report of the session as JSON at PATH plus the
   HTML page beside it (PATH with ``.html``), written once at the end, also under
   pytest-xdist (workers send their reports to the controller through ``workeroutput``).
@@ -65,6 +68,8 @@ class _Session:
     report_path: Path | None
     collect: bool
     patterns: list[str]
+    seeds: list[int] | None = None
+    max_failure_rate: float = 0.0
     reports: list[dict[str, Any]] = field(default_factory=list)
 
     def record(self, report: Report) -> None:
@@ -84,6 +89,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "such as 'linalg.*', or families)")
     group.addoption("--gradcheck-seed", type=int, default=0, metavar="SEED",
                     help="seed of every gradient check (default 0)")
+    group.addoption("--gradcheck-seeds", default=None, metavar="SEEDS",
+                    help="check each op of --gradcheck and of the markers at every seed: "
+                         "'0:20' (0 to 19), '0,3,7' or both (replaces --gradcheck-seed)")
+    group.addoption("--gradcheck-max-failure-rate", type=float, default=0.0, metavar="R",
+                    help="with --gradcheck-seeds: an op fails only when a finding kind "
+                         "fails at more than this share of its seeds (default 0: any)")
     group.addoption("--gradcheck-mode", choices=_MODES, default="fast",
                     help="fast (random projections, default) or full (whole Jacobians)")
     group.addoption("--gradcheck-references", default=None, metavar="REFS",
@@ -119,7 +130,27 @@ def pytest_configure(config: pytest.Config) -> None:
         report_path=Path(report) if report else None,
         collect=config.getoption("gradcheck"),
         patterns=[p.strip() for p in patterns.split(",") if p.strip()] if patterns else [],
+        seeds=_seeds(config.getoption("gradcheck_seeds")),
+        max_failure_rate=_rate(config.getoption("gradcheck_max_failure_rate")),
     )
+
+
+def _seeds(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    from gradcheck.checker.seeds import parse_seeds
+
+    try:
+        return parse_seeds(text, "--gradcheck-seeds")
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
+def _rate(value: float) -> float:
+    if not 0 <= value < 1:
+        raise pytest.UsageError(f"--gradcheck-max-failure-rate: expected a share of seeds "
+                                f"from 0 to below 1, got {value}")
+    return value
 
 
 def _references(text: str) -> list[str]:
@@ -221,10 +252,34 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
         return result
     ops, kwargs = _marker_ops(marker)
     state = _state(item.config)
-    failed = [r for r in (_check(state, op, kwargs) for op in ops) if not r.passed]
-    if failed:
-        pytest.fail("\n".join(format_failure(r) for r in failed), pytrace=False)
+    failures = [text for op in ops if (text := _check_seeds(state, op, kwargs))]
+    if failures:
+        pytest.fail("\n".join(failures), pytrace=False)
     return result
+
+
+def _check_seeds(state: _Session, target: Any, kwargs: dict[str, Any]) -> str:
+    """Check ``target`` at the session's seeds (or its one seed): the account of what fails
+    it, or "" when nothing does.  Over seeds, a kind fails when its failure rate exceeds
+    ``--gradcheck-max-failure-rate``; the account names the failing seeds, the rate and
+    whether it is flaky, then the first failing seed's findings."""
+    if not state.seeds or "seed" in kwargs:
+        report = _check(state, target, kwargs)
+        return "" if report.passed else format_failure(report)
+    from gradcheck.checker.policy import VerdictPolicy
+    from gradcheck.checker.seeds import failing_over_seeds
+
+    reports = [_check(state, target, {**kwargs, "seed": seed}) for seed in state.seeds]
+    failing = failing_over_seeds(reports, VerdictPolicy(max_failure_rate=state.max_failure_rate))
+    if not failing:
+        return ""
+    lines = [f"gradcheck: {reports[0].op!r} fails over {len(reports)} seeds"]
+    for sf in failing:
+        lines.append(f"- {sf.kind} at {len(sf.seeds)} of {len(sf.checked)} seeds "
+                     f"({sf.rate:.0%}, {sf.behaviour}): seeds {', '.join(map(str, sf.seeds))}")
+    first = min(sf.seeds[0] for sf in failing)
+    lines.append(format_failure(next(r for r in reports if r.seed == first)))
+    return "\n".join(lines)
 
 
 def _marker_ops(marker: pytest.Mark) -> tuple[list[Any], dict[str, Any]]:
@@ -285,9 +340,9 @@ class GradcheckItem(pytest.Item):
         self.op = op
 
     def runtest(self) -> None:
-        report = _check(_state(self.config), self.op, {})
-        if not report.passed:
-            raise GradcheckFailure(format_failure(report))  # shown by repr_failure
+        failure = _check_seeds(_state(self.config), self.op, {})
+        if failure:
+            raise GradcheckFailure(failure)  # shown by repr_failure
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> str:

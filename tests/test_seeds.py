@@ -293,3 +293,65 @@ def test_html_report_has_the_seed_table_escaped() -> None:
     assert "3 of 4 ops fail over their seeds (20 checks)" in page
     assert render_html(Results.from_json(Results(reports=reports).to_json())) == page
     assert '<section id="seeds"' not in render_html(Results(reports=[_report("a", 0)]))
+
+
+def test_one_op_twice_at_a_seed_is_not_a_sweep_over_seeds() -> None:
+    # a pytest session may check one op at one seed in two tests: reported, not summarised
+    reports = [_report("a", 0), _report("a", 0, "mismatch"), _report("a", 1)]
+    assert "seed_summary" not in Results(reports=reports).to_dict()
+
+
+# -- the pytest plugin -----------------------------------------------------------------------
+
+FLAKY_OPS = '''
+import numpy as np
+
+import gradcheck.numpy as gnp
+from gradcheck import define_op
+from gradcheck.domains import REAL
+
+
+def _scale(x):
+    return 1.5 if np.ndim(x) >= 2 else 1.0  # wrong for matrices only: found at some seeds
+
+
+define_op("mine.flaky_sin", np.sin, vjp=lambda g, out, x: (g * gnp.cos(x) * _scale(x),),
+          jvp=lambda ts, out, x: ts[0] * gnp.cos(x) * _scale(x), family="mine",
+          inputs=(REAL,), shapes="(...)")
+define_op("mine.good_sin", np.sin, vjp=lambda g, out, x: (g * gnp.cos(x),),
+          jvp=lambda ts, out, x: ts[0] * gnp.cos(x), family="mine", inputs=(REAL,),
+          shapes="(...)")
+'''
+
+
+def test_plugin_checks_each_op_at_every_seed(pytester: pytest.Pytester) -> None:
+    from gradcheck import default_registry
+
+    before = set(default_registry.names())
+
+    def forget() -> None:
+        sys.modules.pop("flaky_ops", None)
+        for name in set(default_registry.names()) - before:
+            default_registry.remove(name)
+
+    pytester.makepyfile(flaky_ops=FLAKY_OPS)
+    pytester.makeconftest("import flaky_ops  # noqa: F401")
+    try:
+        args = ["--gradcheck", "--gradcheck-ops=mine.*", "--gradcheck-seeds=0:4",
+                "--gradcheck-examples=1", "--gradcheck-references=numeric",
+                "-p", "no:cacheprovider"]
+        result = pytester.runpytest(*args, "--gradcheck-report=r.json")
+        result.assert_outcomes(passed=1, failed=1)
+        result.stdout.fnmatch_lines(["*'mine.flaky_sin' fails over 4 seeds*",
+                                     "*- mismatch at 3 of 4 seeds (75%, flaky): seeds 0, 1, 3*", "*'mine.flaky_sin' fails * (seed 0, *"])
+        data = json.loads((pytester.path / "r.json").read_text())
+        assert data["seed_summary"]["mine.flaky_sin"]["seeds"] == list(range(4))
+        forget()  # each in-process run imports the project's ops again
+        pytester.runpytest(*args, "--gradcheck-ops=mine.flaky_sin",
+                           "--gradcheck-max-failure-rate=0.8").assert_outcomes(passed=1)
+        forget()
+        bad = pytester.runpytest("--gradcheck-seeds=4:1", "-p", "no:cacheprovider")
+        assert bad.ret == pytest.ExitCode.USAGE_ERROR
+        bad.stderr.fnmatch_lines(["*--gradcheck-seeds: '4:1' holds no seed*"])
+    finally:
+        forget()

@@ -125,11 +125,16 @@ def by_op(reports: Iterable[Report]) -> dict[str, list[Report]]:
 
 
 def multi_seed(reports: Iterable[Report]) -> bool:
-    """Whether some op was checked at more than one seed."""
-    counts: dict[str, int] = {}
+    """Whether the reports are a sweep over seeds: some op checked at more than one seed,
+    and no op twice at one seed (a pytest session may check an op at one seed in several
+    tests, with different options: those are not summarised over seeds)."""
+    seen: dict[str, set[int]] = {}
     for report in reports:
-        counts[report.op] = counts.get(report.op, 0) + 1
-    return any(n > 1 for n in counts.values())
+        seeds = seen.setdefault(report.op, set())
+        if report.seed in seeds:
+            return False
+        seeds.add(report.seed)
+    return any(len(seeds) > 1 for seeds in seen.values())
 
 
 def _shown(finding: Finding) -> bool:

@@ -248,7 +248,7 @@ class Terminal:
         if not rows:
             return
         self.table("over the seeds (per op and finding kind)",
-                   ["status", "op", "kind", "failed", "rate", "", "seeds", "first"],
+                   ["status", "op", "kind", "failed", "rate", "behaviour", "seeds", "first"],
                    [[tag.upper(), sf.op, sf.kind, f"{len(sf.seeds)}/{len(sf.checked)}",
                      f"{sf.rate:.0%}", sf.behaviour, seed_list(sf.seeds),
                      f"seed {sf.seeds[0]}: {_where(sf.first)}"] for tag, sf in rows])
