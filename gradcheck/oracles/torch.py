@@ -100,7 +100,8 @@ class TorchProblem:
                 for v in values]
 
     def _fixed(self, value: Any) -> Any:
-        if isinstance(value, np.ndarray):
+        # a held input drawn as a 0-d value is a numpy scalar: torch wants a tensor too
+        if isinstance(value, (np.ndarray, np.generic)):
             if value.dtype.kind == "f":
                 value = value.astype(np.float64)
             return self.torch.from_numpy(np.array(value))
