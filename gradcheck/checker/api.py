@@ -27,6 +27,7 @@ from gradcheck.checker.sampling import Stratum
 from gradcheck.checker.session import Options
 from gradcheck.checker.targets import Target, as_target
 from gradcheck.checker.timeout import CheckTimeout, time_limit
+from gradcheck.checker.tolerances import Overrides, overridden
 from gradcheck.engine import Registry
 
 __all__ = ["check", "assert_gradients", "DEFAULT_EXAMPLES", "RESAMPLE_LIMIT", "SHRINK_BUDGET",
@@ -88,7 +89,9 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
           examples: int | None = None, dtypes: Iterable[str] | str | None = None,
           timeout: float | None = None, inputs: Any = None, params: Any = None,
           wrt: Any = None, outputs: Any = None, shapes: Any = None,
-          registry: Registry | None = None, name: str | None = None) -> Report:
+          registry: Registry | None = None, name: str | None = None,
+          atol: float | None = None, rtol: float | None = None,
+          eps: float | None = None) -> Report:
     """Check ``target`` (an op name, an ``Op``, a :class:`Target`, or a function written with
     ``gradcheck.numpy``, TensorFlow or autograd) along ``paths`` against ``references``;
     ``examples`` per dtype (default :data:`DEFAULT_EXAMPLES`).
@@ -100,7 +103,12 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
     ``shapes``, a signature for drawn inputs (``"(...,n,n),(...,n)"``; default: they
     broadcast together, given arrays keep their shape); ``name``, what reports call a
     function (default: its qualified name).
+    ``atol``, ``rtol``, ``eps`` override gradcheck's tolerances for this call (``rtol``
+    replaces the relative rounding allowance, ``atol`` is added to every tolerance, ``eps`` is
+    the numeric reference's initial step; see :class:`~gradcheck.checker.tolerances.Overrides`);
+    the report shows them.
     The same arguments give byte-identical ``Report.to_json()``."""
+    overrides = Overrides(atol, rtol, eps)
     t = as_target(target, inputs, registry, params=params, wrt=wrt, outputs=outputs,
                   shapes=shapes, name=name)
     options = _options(paths, references, mode)
@@ -111,9 +119,10 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
     count = examples or DEFAULT_EXAMPLES[mode]
     report = Report(op=t.name, family=t.family, seed=int(seed), mode=mode,
                     dtypes=list(_dtypes(dtypes, t)),
-                    tolerance_reason=t.tolerance.reason if t.tolerance is not None else "")
+                    tolerance_reason=t.tolerance.reason if t.tolerance is not None else "",
+                    tolerance_overrides=overrides.given)
     try:
-        with time_limit(timeout):
+        with time_limit(timeout), overridden(overrides):
             _run(report, t, options, count)
     except CheckTimeout as e:
         _fail(report, f"{t.name}: check {e} (per-op timeout)", None, {"timed_out": True})
@@ -330,6 +339,8 @@ def format_failure(report: Report, limit: int = 5) -> str:
     fails = report.failures
     lines = [f"gradcheck: {report.op!r} fails {len(fails)} check(s) "
              f"(seed {report.seed}, mode {report.mode}, dtypes {', '.join(report.dtypes)})"]
+    if report.overrides_text:
+        lines.append(f"  {report.overrides_text}")
     for f in fails[:limit]:
         lines.append(f"- [{f.kind}] {f.path} vs {f.reference}: {f.message}")
         if not math.isnan(f.max_abs_err):

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checker.tolerances import current_overrides
+
 __all__ = [
     "NonFiniteError", "NumericDerivative", "NumericJacobian", "CountedFunction",
     "count_evaluations", "default_step", "directional_derivative", "one_sided_derivatives",
@@ -246,6 +248,8 @@ def _initial_step(p: _Problem, step: float | None, richardson: bool, max_iter: i
     if max_iter < 2:
         raise ValueError(f"{p.who}: max_iter must be at least 2 (got {max_iter}): "
                          "an error estimate needs two steps")
+    if step is None:
+        step = current_overrides().eps  # check(..., eps=): the caller's step, as given
     if step is None:
         return default_step(p.dtype, richardson) * p.scale()
     if not (np.isfinite(step) and step > 0):

@@ -195,6 +195,16 @@ class Report:
     stats: dict[str, Any] = field(default_factory=dict)
     convergence: dict[str, Any] = field(default_factory=dict)
     tolerance_reason: str = ""
+    #: The call's own ``atol`` / ``rtol`` / ``eps`` (``check(..., atol=...)``), when given.
+    tolerance_overrides: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def overrides_text(self) -> str:
+        """``"tolerance overridden: atol=1e-05, eps=1e-06"`` (empty when nothing is)."""
+        if not self.tolerance_overrides:
+            return ""
+        return "tolerance overridden: " + ", ".join(
+            f"{k}={v:g}" for k, v in self.tolerance_overrides.items())
 
     @property
     def failures(self) -> list[Finding]:
@@ -229,6 +239,7 @@ class Report:
             "dtypes": list(self.dtypes),
             "passed": self.passed,
             "tolerance_reason": self.tolerance_reason,
+            "tolerance_overrides": dict(self.tolerance_overrides),
             "findings": [f.to_dict() for f in self.findings],
             "cells": [c.to_dict() for c in self.cells],
             "stats": _clean(self.stats),
@@ -248,6 +259,7 @@ class Report:
             stats=d.get("stats", {}),
             convergence=d.get("convergence", {}),
             tolerance_reason=d.get("tolerance_reason", ""),
+            tolerance_overrides=dict(d.get("tolerance_overrides", {})),
         )
 
     def to_json(self, indent: int | None = 2) -> str:

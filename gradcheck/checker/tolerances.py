@@ -23,13 +23,20 @@ Exact identities between analytic paths (adjoint, linearity, path against path,
 dummy independence) use the rounding parts only: no finite differences are
 involved.  An op's declared :class:`~gradcheck.domains.Tolerance` scales the
 rounding and numeric parts, and its reason is shown in the report.
+
+A call may override them (``check(..., atol=, rtol=, eps=)``, see :class:`Overrides`):
+``rtol`` replaces the relative rounding allowance, ``atol`` is added to every tolerance, and
+``eps`` is the numeric reference's initial step.  The numeric reference's own error estimate
+is still added: the caller's tolerance cannot know how accurate a finite difference was.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -38,7 +45,7 @@ __all__ = [
     "natural_scale",
     "top",
     "NUMERIC_SAFETY", "NOISE_SAFETY", "ROUNDING_ULPS", "eps", "rounding", "conditioning", "Verdict",
-    "Tolerances", "elementwise", "scalar",
+    "Tolerances", "elementwise", "scalar", "Overrides", "overridden", "current_overrides",
 ]
 
 #: The numeric error estimate is an estimate: trust it up to this factor.
@@ -76,6 +83,63 @@ def conditioning(arrays: Sequence[Any]) -> float:
 
 
 @dataclass(frozen=True)
+class Overrides:
+    """A call's own tolerances: ``atol`` (added to every tolerance), ``rtol`` (replaces the
+    relative rounding allowance) and ``eps`` (the numeric reference's initial step); None
+    keeps gradcheck's.  Each must be a positive finite number."""
+
+    atol: float | None = None
+    rtol: float | None = None
+    eps: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("atol", "rtol", "eps"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+                raise TypeError(f"gradcheck.check: {name} must be a positive finite number, "
+                                f"got {type(value).__name__} {value!r}")
+            if not math.isfinite(value) or value <= 0:
+                why = "eps is the numeric reference's step" if name == "eps" else \
+                    "a zero or negative tolerance fails every comparison"
+                raise ValueError(f"gradcheck.check: {name} must be a positive finite number, "
+                                 f"got {value!r} ({why}); leave it out to use gradcheck's own")
+            object.__setattr__(self, name, float(value))
+
+    @property
+    def given(self) -> dict[str, float]:
+        """The overridden values by name (empty when nothing is overridden)."""
+        return {k: v for k in ("atol", "rtol", "eps") if (v := getattr(self, k)) is not None}
+
+    def describe(self) -> str:
+        """``"tolerance overridden: atol=1e-05, rtol=0.001"`` (empty when nothing is)."""
+        given = self.given
+        if not given:
+            return ""
+        return "tolerance overridden: " + ", ".join(f"{k}={v:g}" for k, v in given.items())
+
+
+_NONE = Overrides()
+_OVERRIDES: ContextVar[Overrides | None] = ContextVar("gradcheck_overrides", default=None)
+
+
+def current_overrides() -> Overrides:
+    """The overrides of the check running now (none outside a check)."""
+    return _OVERRIDES.get() or _NONE
+
+
+@contextmanager
+def overridden(overrides: Overrides) -> Iterator[None]:
+    """Every tolerance and numeric step inside the block uses ``overrides``."""
+    token = _OVERRIDES.set(overrides)
+    try:
+        yield
+    finally:
+        _OVERRIDES.reset(token)
+
+
+@dataclass(frozen=True)
 class Verdict:
     """Error against tolerance for one comparison; ``worst`` is the flat index of the worst
     element (None for a scalar comparison)."""
@@ -110,11 +174,21 @@ class Tolerances:
     dtype: str
     cond: float = 1.0
     factor: float = 1.0
+    #: The call's overrides (see :class:`Overrides`), taken when the recipe is made.
+    overrides: Overrides = field(default_factory=current_overrides)
 
     @property
     def relative(self) -> float:
-        """Relative rounding allowance of an analytic result (already times cond and factor)."""
+        """Relative rounding allowance of an analytic result (already times cond and factor),
+        or the call's ``rtol``."""
+        if self.overrides.rtol is not None:
+            return self.overrides.rtol
         return rounding(self.dtype) * self.cond * self.factor
+
+    @property
+    def absolute(self) -> float:
+        """The call's ``atol`` (0 when not overridden), added to every tolerance."""
+        return self.overrides.atol or 0.0
 
     @property
     def tiny(self) -> float:
@@ -153,7 +227,7 @@ def elementwise(actual: Sequence[Any], expected: Sequence[Any], tol: Tolerances,
     size = max(float(np.max(np.abs(np.where(both_finite, a, 0.0)))),
                float(np.max(np.abs(np.where(np.isfinite(b), b, 0.0)))), tol.tiny)
     scale = max(size, scale)
-    allowed = np.full(a.shape, tol.relative * scale + NOISE_SAFETY * noise)
+    allowed = np.full(a.shape, tol.relative * scale + NOISE_SAFETY * noise + tol.absolute)
     if numeric_error is not None:
         allowed = allowed + tol.numeric_part(_flat(numeric_error))
     ratios = np.where(allowed > 0, err / np.where(allowed > 0, allowed, 1.0),
@@ -174,7 +248,7 @@ def scalar(actual: float, expected: float, magnitude: float, tol: Tolerances,
     scale = max(float(magnitude), tol.tiny) if math.isfinite(magnitude) else tol.tiny
     size = max(abs(float(actual)), abs(float(expected)), tol.tiny)
     allowed = tol.relative * scale + float(tol.numeric_part(numeric_error)) + \
-        NOISE_SAFETY * noise
+        NOISE_SAFETY * noise + tol.absolute
     return Verdict(err, err / size if math.isfinite(size) else math.inf, allowed, None,
                    float(actual), float(expected))
 

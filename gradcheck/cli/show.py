@@ -108,6 +108,8 @@ def _header(terminal: Terminal, report: Report, registry: Registry) -> None:
                   f"{', '.join(report.dtypes) or 'default'}")
     if report.tolerance_reason:
         terminal.line(f"  wider tolerance: {report.tolerance_reason}")
+    if report.overrides_text:
+        terminal.line(f"  {report.overrides_text}")
 
 
 def run_show(args: argparse.Namespace, terminal: Terminal,
