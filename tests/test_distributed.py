@@ -60,6 +60,7 @@ def test_cluster_results_equal_local_processes(cluster: Any) -> None:
     assert not on_cluster.passed  # the broken ops are found on the cluster too
 
 
+@pytest.mark.slow  # ~20 s: the nanny restarts the killed worker, its units run again
 def test_a_worker_killed_mid_sweep_loses_and_doubles_nothing(cluster: Any) -> None:
     client = distributed.Client(cluster.scheduler_address, set_as_default=False)
     try:
