@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 
 from gradcheck import default_registry
-from gradcheck.checker.report import Report, Results
+from gradcheck.checker.report import Results
+from gradcheck.cli import functions as functions_module
 from gradcheck.cli import main
 from gradcheck.cli import run as run_module
-from gradcheck.cli.run import check_tf_functions
-from gradcheck.cli.suites import TfFunctionRow
 from gradcheck.render import render_html
 
 ANSI = re.compile(r"\x1b\[")
@@ -362,16 +361,70 @@ def test_interrupted_run_leaves_old_files(workdir: Path, monkeypatch: pytest.Mon
     assert sorted(p.name for p in workdir.iterdir()) == ["r.html", "r.json"]
 
 
-def test_tf_functions_without_tensorflow_are_unavailable() -> None:
-    rows = [TfFunctionRow(name="tf.math.sin", domain="real")]
+def test_function_rows_of_a_missing_framework_are_unavailable(
+        workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     hint = "unavailable: no tensorflow; install with: pip install gradcheck[tensorflow]"
-    seen: list[Report] = []
-    (report,) = check_tf_functions(rows, hint, {"paths": ["vjp", "jvp"], "seed": 4},
-                                   seen.append)
-    assert seen == [report] and report.op == "tf.math.sin" and report.seed == 4
-    assert [(c.path, c.reference, c.status, c.note) for c in report.cells] == [
+    monkeypatch.setattr(functions_module, "_framework_status",
+                        lambda module: hint if module == "tensorflow" else None)
+    (workdir / "rows.toml").write_text('''
+[suite]
+examples = 2
+seed = 4
+paths = ["vjp", "jvp"]
+references = ["numeric"]
+
+[[function]]
+target = "tf.math.sin"
+inputs = ["real"]
+
+[[function]]
+target = "gnp.sin"
+name = "engine sin"
+inputs = ["real"]
+''')
+    assert main(["run", "--suite", "rows.toml", "--json", "r.json"]) == 0
+    engine_sin, tf_sin = Results.from_json((workdir / "r.json").read_text()).reports
+    assert tf_sin.op == "tf.math.sin" and tf_sin.seed == 4
+    assert [(c.path, c.reference, c.status, c.note) for c in tf_sin.cells] == [
         ("vjp", "tensorflow", "unavailable", hint), ("jvp", "tensorflow", "unavailable", hint)]
-    assert report.passed
+    assert tf_sin.passed
+    # the engine's own function is checked for real, under the row's name
+    assert engine_sin.op == "engine sin" and engine_sin.cell("vjp", "numeric").status == "pass"
+
+
+def test_function_rows_run_in_the_sweep_and_narrow_with_op(
+        workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (workdir / "rows.toml").write_text('''
+[suite]
+examples = 2
+references = ["numeric"]
+ops = ["sin"]
+
+[[function]]
+target = "gnp.cumsum"
+name = "cumsum, both axes"
+inputs = ["real"]
+params = {axis = [0, -1]}
+shapes = "(3,4)"
+
+[[function]]
+target = "gnp.log"
+name = "log near zero"
+inputs = [{domain = "interval", low = 0.001, high = 0.01}]
+''')
+    args = ["run", "--suite", "rows.toml", "--jobs", "2", "--json"]
+    assert main([*args, "all.json"]) == 0
+    ops = [r.op for r in Results.from_json((workdir / "all.json").read_text()).reports]
+    assert ops == ["cumsum, both axes", "log near zero", "sin"]
+    assert main([*args, "some.json", "--op", "log*", "--op", "sin"]) == 0
+    some = Results.from_json((workdir / "some.json").read_text()).reports
+    assert [r.op for r in some] == ["log near zero", "sin"]
+    assert all(r.passed and r.cells for r in some)
+    capsys.readouterr()
+    (workdir / "bad.toml").write_text('[[function]]\ntarget = "gnp.no_such_fn"\n'
+                                      'inputs = ["real"]\n')
+    assert main(["run", "--suite", "bad.toml", "--no-report"]) == 2
+    assert "gradcheck.numpy has no attribute 'no_such_fn'" in capsys.readouterr().err
 
 
 @pytest.mark.tensorflow
@@ -386,13 +439,21 @@ references = ["numeric", "tensorflow"]
 name = "tf.math.sin"
 domain = "real"
 
-[[tf_function]]
-name = "tf.nn.softsign"
-domain = "real"
+[[function]]
+target = "tf.nn.softsign"
+inputs = ["real"]
+
+[[function]]
+target = "tf.math.unsorted_segment_sum"
+inputs = ["real", {domain = "labels", high = 3}]
+params = {num_segments = 3}
+shapes = "(n),(n)"
 ''')
     assert main(["run", "--suite", "tf.toml", "--json", "tf.json"]) == 0
     results = Results.from_json((workdir / "tf.json").read_text())
-    sin, softsign = results.reports
+    sin, segment_sum, softsign = results.reports
+    # params reach the function; the integer segment ids are held fixed
+    assert segment_sum.cell("vjp", "numeric").status == "pass"
     assert sin.op == "tf.math.sin" and sin.dtypes == ["float64"]
     assert sin.cell("vjp", "numeric").status == "pass"
     # TensorFlow 2.x: sin's double-VJP needs the dummy fed; softsign has no second order.

@@ -12,8 +12,8 @@ import importlib
 import os
 import sys
 import tempfile
-import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +22,15 @@ from gradcheck.checker.report import (
     FAILURE_KINDS,
     KINDS,
     WARNING_KINDS,
-    Cell,
     Finding,
     Report,
     Results,
+)
+from gradcheck.cli.functions import (
+    FunctionTargetError,
+    is_function,
+    split_available,
+    unavailable_report,
 )
 from gradcheck.cli.suites import (
     DTYPES,
@@ -34,7 +39,6 @@ from gradcheck.cli.suites import (
     REFERENCES,
     PlannedOp,
     Suite,
-    TfFunctionRow,
     load_suite,
 )
 from gradcheck.cli.terminal import Terminal
@@ -57,9 +61,10 @@ __all__ = [
     "check_output_paths",
     "import_modules",
     "plan_ops",
-    "check_tf_functions",
-    "resolve_tf_functions",
     "check_kwargs",
+    "add_scale_options",
+    "scale_settings",
+    "unit_count",
     "run_command",
 ]
 
@@ -179,6 +184,53 @@ def check_settings(args: argparse.Namespace) -> dict[str, Any]:
     return settings
 
 
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a failure rate, got {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"expected a failure rate from 0 to below 1 "
+                                         f"(0.1: up to 10% of seeds may fail), got {text}")
+    return value
+
+
+def add_scale_options(parser: argparse.ArgumentParser) -> None:
+    """``run``'s options for sweeps at scale: many seeds, many machines."""
+    group = parser.add_argument_group("many seeds, many machines")
+    group.add_argument("--seeds", metavar="SEEDS",
+                       help="check every op at each of these seeds: a range '0:20' (0 to 19), "
+                            "a list '0,3,7', or both; the report gives each op's failure rate "
+                            "per finding kind, and whether it is consistent or flaky")
+    group.add_argument("--max-failure-rate", type=_rate, default=0.0, metavar="R",
+                       help="over many seeds, a finding kind fails an op only when it is found "
+                            "at more than this share of its seeds (default 0: any seed fails)")
+    group.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run the checks on a Dask distributed cluster, e.g. "
+                            "tcp://host:8786 (needs pip install gradcheck[distributed])")
+
+
+def scale_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The seeds the command line asks for: ``--seeds``, or ``--seed`` over a suite's
+    ``seeds`` (then ``seeds`` is None)."""
+    seeds = getattr(args, "seeds", None)
+    if seeds is not None:
+        if args.seed is not None:
+            raise UsageError("--seed and --seeds cannot be combined: give one")
+        from gradcheck.checker.seeds import parse_seeds
+
+        try:
+            return {"seeds": parse_seeds(seeds)}
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    return {"seeds": None} if args.seed is not None else {}
+
+
+def unit_count(planned: Sequence[PlannedOp]) -> int:
+    """How many checks the planned ops make: one per op and seed."""
+    return sum(len(p.settings.get("seeds") or [0]) for p in planned)
+
+
 def add_parser(subparsers: Any) -> None:
     """Register ``gradcheck run`` on the CLI's subparsers."""
     parser = subparsers.add_parser(
@@ -197,6 +249,7 @@ def add_parser(subparsers: Any) -> None:
                       help="import this module first, from the current folder or the Python "
                            "path (it registers your own ops; repeatable)")
     add_check_options(parser)
+    add_scale_options(parser)
     out = parser.add_argument_group("output")
     out.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
                      help="worker processes checking ops side by side (default 1).  Every op "
@@ -247,8 +300,9 @@ def plan_ops(args: argparse.Namespace, registry: Registry,
     if args.suite:
         suite = load_suite(args.suite, registry)
         checked, skipped = suite.plan(registry, base)
-        if args.op:  # --op narrows a suite to some of its ops
-            wanted = {op.name for op in registry.select(args.op)}
+        if args.op:  # --op narrows a suite to some of its ops and function rows
+            wanted = _narrowed(args.op, registry, [p.name for p in checked + skipped
+                                                   if is_function(p)])
             checked = [p for p in checked if p.name in wanted]
             skipped = [p for p in skipped if p.name in wanted]
         return checked, skipped, suite
@@ -259,17 +313,31 @@ def plan_ops(args: argparse.Namespace, registry: Registry,
     raise UsageError("nothing to check: give --op OP (repeatable), --all or --suite SUITE")
 
 
+def _narrowed(patterns: Sequence[str], registry: Registry, functions: Sequence[str]) -> set[str]:
+    """The names ``--op`` patterns select: function rows' names (globs allowed) and ops."""
+    wanted = {name for name in functions if any(fnmatch(name, p) for p in patterns)}
+    for_ops = [p for p in patterns if not any(fnmatch(name, p) for name in functions)]
+    if for_ops:  # an unknown name raises UnknownOpError, with suggestions
+        wanted |= {op.name for op in registry.select(for_ops)}
+    return wanted
+
+
 # -- running -----------------------------------------------------------------------------
 
 
 def sweep(planned: Sequence[PlannedOp], *, jobs: int, imports: Sequence[str],
-          on_report: Callable[[Report], None]) -> Results:
-    """Check the planned ops, each with its own settings, in one sweep of worker processes
-    (even at ``--jobs 1``: no op can stop the run or outlive its ``--timeout``)."""
-    from gradcheck.checker.runner import run_sweep
+          on_report: Callable[[Report], None], scheduler: str | None = None) -> Results:
+    """Check the planned ops, each with its own settings and at each of its seeds, in one
+    sweep of worker processes (even at ``--jobs 1``: no op can stop the run or outlive its
+    ``--timeout``), or on the Dask cluster at ``scheduler``."""
+    from gradcheck.checker.runner import ExecutorError, run_sweep
 
-    return run_sweep([p.name for p in planned], jobs=jobs, progress=on_report, isolate=True,
-                     imports=imports, per_op={p.name: check_kwargs(p.settings) for p in planned})
+    try:
+        return run_sweep([p.name for p in planned], jobs=jobs, progress=on_report,
+                         isolate=True, imports=imports, scheduler=scheduler,
+                         per_op={p.name: check_kwargs(p.settings) for p in planned})
+    except ExecutorError as error:
+        raise UsageError(str(error)) from None
 
 
 def check_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -285,89 +353,6 @@ def check_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
 
         kwargs["references"] = list(dict.fromkeys([*INTERNAL, *kwargs["references"]]))
     return kwargs
-
-
-def _tf_domain(row: TfFunctionRow) -> Any:
-    from gradcheck import domains
-
-    named = {"real": domains.REAL, "positive": domains.POSITIVE, "nonzero": domains.NonZero(),
-             "unit": domains.UNIT, "spd": domains.SPD(),
-             "well_conditioned": domains.WellConditioned(),
-             "probabilities": domains.Probabilities()}
-    if row.domain == "interval":
-        assert row.bounds is not None  # the suite loader guarantees it
-        return domains.Interval(*row.bounds)
-    return named[row.domain]
-
-
-def _tf_function(name: str) -> Callable[..., Any]:
-    """``tf.math.sin`` -> the TensorFlow function (TensorFlow imported only now)."""
-    from gradcheck.oracles.tf_support import import_tensorflow
-
-    target: Any = import_tensorflow()
-    for part in name.split(".")[1:]:
-        try:
-            target = getattr(target, part)
-        except AttributeError:
-            raise UsageError(f"TensorFlow has no function {name!r} (no attribute {part!r})") \
-                from None
-    if not callable(target):
-        raise UsageError(f"{name!r} is not a TensorFlow function")
-    return target
-
-
-def resolve_tf_functions(rows: Sequence[TfFunctionRow]) -> list[Callable[..., Any]] | str:
-    """The TensorFlow function of every row (a bad name is a usage error, found before any
-    checking starts), or TensorFlow's "unavailable: ... install ..." status."""
-    if not rows:
-        return []
-    from gradcheck.oracles import get_oracle
-
-    status = get_oracle("tensorflow").status()
-    if status is not None:
-        return status
-    return [_tf_function(row.name) for row in rows]
-
-
-def _tf_report(row: TfFunctionRow, settings: Mapping[str, Any]) -> Report:
-    return Report(op=row.name, family="tensorflow", seed=int(settings.get("seed", 0)),
-                  mode=str(settings.get("mode", "fast")), dtypes=["float64"])
-
-
-def check_tf_functions(rows: Sequence[TfFunctionRow], functions: list[Callable[..., Any]] | str,
-                       settings: Mapping[str, Any],
-                       on_report: Callable[[Report], None]) -> list[Report]:
-    """Audit each ``[[tf_function]]`` row: ``gradcheck.check`` on the TensorFlow function,
-    its inputs drawn from the row's domain and shape signature (TensorFlow is checked in
-    float64, the precision of its reference).  Without TensorFlow every cell says
-    ``unavailable`` with the install hint; a check that raises becomes an ``error`` finding
-    (one function never stops the audit)."""
-    from gradcheck.checker.api import check
-
-    kwargs = check_kwargs({k: v for k, v in settings.items() if k != "dtypes"})
-    reports = []
-    for index, row in enumerate(rows):
-        if isinstance(functions, str):
-            report = _tf_report(row, settings)
-            report.cells = [Cell(path, "tensorflow", "unavailable", note=functions)
-                            for path in settings.get("paths", PATHS)]
-        else:
-            try:
-                from gradcheck.oracles import framework_target
-
-                target = framework_target(functions[index], [_tf_domain(row)] * row.nin,
-                                          framework="tensorflow", name=row.name,
-                                          shapes=row.shapes)
-                report = check(target, dtypes=["float64"], **kwargs)
-            except Exception as error:  # noqa: BLE001  (reported as a finding, not raised)
-                report = _tf_report(row, settings)
-                report.findings = [Finding(
-                    row.name, "all", "all", "error",
-                    f"{row.name}: checking it raised {type(error).__name__}: {error}",
-                    traceback=traceback.format_exc())]
-        on_report(report)
-        reports.append(report)
-    return reports
 
 
 def failing_findings(results: Results, policy: VerdictPolicy) -> list[Finding]:
@@ -446,8 +431,13 @@ def _config(base: Mapping[str, Any], suite: Suite | None, checked: Sequence[Plan
     """What the results file records about the run (nothing that varies between runs),
     including the verdict policy, so ``gradcheck report`` judges it as this run did."""
     config: dict[str, Any] = {**(suite.defaults if suite is not None else {}), **base}
-    config.setdefault("seed", 0)
+    if config.get("seeds") is None:  # --seed given over a suite's seeds
+        config.pop("seeds", None)
+    if "seeds" not in config:
+        config.setdefault("seed", 0)
     config["fail_on"] = sorted(policy.fail_on)
+    if policy.max_failure_rate:
+        config["max_failure_rate"] = policy.max_failure_rate
     if suite is not None:
         config["suite"] = suite.name
     exceptions = {p.name: {"reason": p.reason, "allow": sorted(p.allow),
@@ -468,26 +458,32 @@ def run_command(args: argparse.Namespace, terminal: Terminal,
     json_path, html_path = output_paths(args)
     check_output_paths({"--json": json_path, "--html": html_path})
     import_modules(args.imports)
-    base = check_settings(args)
+    base = {**check_settings(args), **scale_settings(args)}
     checked, skipped, suite = plan_ops(args, registry, base)
-    tf_rows = list(suite.tf_functions) if suite is not None else []
-    if not checked and not tf_rows:
+    if not checked:
         raise UsageError("nothing to check: the selection matches no op")
-    tf_functions = resolve_tf_functions(tf_rows)
+    try:
+        ready, missing = split_available([p for p in checked if is_function(p)])
+    except FunctionTargetError as error:
+        raise UsageError(str(error)) from None
+    tasks = [p for p in checked if p.name not in missing]
 
     reports: list[Report] = []
     environment: dict[str, Any] = {}
-    with terminal.progress(len(checked) + len(tf_rows)) as done:
-        if checked:
-            part = sweep(checked, jobs=args.jobs, imports=args.imports, on_report=done)
+    units = unit_count(tasks) + len(checked) - len(tasks)
+    with terminal.progress(units, seeds=units > len(checked)) as done:
+        if tasks:
+            part = sweep(tasks, jobs=args.jobs, imports=args.imports, on_report=done,
+                         scheduler=args.scheduler)
             reports += part.reports
             environment = dict(part.environment)
-        if tf_rows:
-            settings = {**(suite.defaults if suite else {}), **base}
-            reports += check_tf_functions(tf_rows, tf_functions, settings, done)
+        for p in checked:
+            if p.name in missing:
+                reports.append(unavailable_report(p, missing[p.name], {}))
+                done(reports[-1])
     policy = VerdictPolicy(fail_on, {p.name: Allowance(p.allow, p.reason)
-                                     for p in checked if p.allow})
-    results = Results(reports=sorted(reports, key=lambda r: r.op),
+                                     for p in checked if p.allow}, args.max_failure_rate)
+    results = Results(reports=sorted(reports, key=lambda r: (r.op, r.seed)),
                       config=_config(base, suite, checked, skipped, policy),
                       environment=environment)
 
