@@ -60,6 +60,24 @@ def test_cluster_results_equal_local_processes(cluster: Any) -> None:
     assert not on_cluster.passed  # the broken ops are found on the cluster too
 
 
+def test_ops_that_crash_hang_or_exit_read_as_on_local_processes(
+        cluster: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # each unit runs in a contained process on the worker: the op that exits kills that
+    # process only, the timer stops a spin, a blocked timer is killed after its grace
+    from gradcheck.checker.executors import local
+
+    monkeypatch.setattr(local, "KILL_GRACE", 0.5)
+    kwargs: dict[str, Any] = {"registry": "broken_ops:HANGING", "timeout": 1.0, **SMALL}
+    ops = ["crash", "die", "spin", "stuck"]
+    on_cluster = run_sweep(ops, scheduler=cluster.scheduler_address, **kwargs)
+    by_op = {r.op: r.findings[0].message for r in on_cluster.reports}
+    assert "this op always fails" in by_op["crash"]
+    assert "its worker process died (exit code 3)" in by_op["die"]
+    assert "timed out after 1 s" in by_op["spin"]
+    assert "did not stop (worker killed)" in by_op["stuck"]
+    assert on_cluster.to_json() == run_sweep(ops, jobs=2, **kwargs).to_json()
+
+
 @pytest.mark.slow  # ~20 s: the nanny restarts the killed worker, its units run again
 def test_a_worker_killed_mid_sweep_loses_and_doubles_nothing(cluster: Any) -> None:
     client = distributed.Client(cluster.scheduler_address, set_as_default=False)

@@ -7,9 +7,10 @@ again elsewhere, and a unit whose workers keep dying (``distributed.scheduler.al
 contained process of its own (:mod:`.child`), so timeouts and crashes read exactly as on
 local worker processes.
 
-The user's ``--import`` modules reach the workers by name: a module that is one ``.py`` file
-is uploaded to every worker (``Client.upload_file``); a package must be installed (or on the
-``PYTHONPATH``) where the workers run, as must the registry's module.
+The user's ``--import`` modules reach the workers by name: a top-level module that is one
+``.py`` file is uploaded (``Client.upload_file``) when some worker cannot import it; a package
+must be installed (or on the ``PYTHONPATH``) where the workers run.  So must the registry's
+module when it is not one file.  Error tracebacks name the files where the unit ran.
 """
 
 from __future__ import annotations
@@ -41,16 +42,25 @@ def _task(spec: str | None, imports: tuple[str, ...], unit: Unit) -> str:
     return run_contained(spec, imports, unit)
 
 
-def _single_files(modules: list[str]) -> list[str]:
-    """The files of the modules among ``modules`` that are one ``.py`` file each (uploaded
-    to every worker; packages must be installed there)."""
+def _importable(name: str) -> bool:
+    """On a worker: whether it can import module ``name`` as it is."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _single_files(modules: list[str]) -> list[tuple[str, str]]:
+    """``(name, file)`` of the top-level modules among ``modules`` that are one ``.py`` file
+    each (uploaded to workers that cannot import them; packages must be installed there)."""
     out = []
     for name in modules:
-        module = sys.modules.get(name)
-        path = getattr(module, "__file__", None)
-        if path and path.endswith(".py") and Path(path).name != "__init__.py" and \
-                "site-packages" not in Path(path).parts:
-            out.append(path)
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if "." not in name and path and path.endswith(".py") and \
+                Path(path).name != "__init__.py" and "site-packages" not in Path(path).parts:
+            out.append((name, path))
     return out
 
 
@@ -80,8 +90,11 @@ def run_dask(units: list[Unit], spec: str | None, imports: tuple[str, ...], addr
     reports: dict[int, Report] = {}
     try:
         modules = [*imports, *([spec.partition(":")[0]] if spec else [])]
-        for path in _single_files(modules):
-            client.upload_file(path, load=False)
+        for name, path in _single_files(modules):
+            # where the workers import it already (a shared folder, one machine), it stays
+            # as is: the same file, so the same tracebacks as a local run
+            if not all(client.run(_importable, name).values()):
+                client.upload_file(path, load=False)
         sweep = uuid.uuid4().hex[:12]
         for index, unit in enumerate(units):
             future = client.submit(_task, spec, imports, unit, pure=False,
