@@ -1,0 +1,189 @@
+"""The README's "What PyTorch 2.13 does", generated from the torch_audit suite's JSON.
+
+    python bench/readme_torch.py --run              # run the suite (--jobs 2), then write
+    python bench/readme_torch.py --json PATH        # from an earlier run's results.json
+    python bench/readme_torch.py --json PATH --write   # replace the README section's body
+
+The section's body sits between the markers ``<!-- torch-audit:begin -->`` and
+``<!-- torch-audit:end -->``; ``--write`` replaces only that, so other README sections are
+left alone.  Without ``--write`` the markdown goes to stdout.
+
+Every number is counted from the findings in the JSON (nothing is typed in by hand): a row
+of the audit lands in a category when one of its findings has that kind on that path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+BEGIN, END = "<!-- torch-audit:begin -->", "<!-- torch-audit:end -->"
+WRAPPERS = "gradcheck.suites.torch_wrappers."
+
+Finding = dict[str, Any]
+
+FIRST = {"vjp", "jvp"}
+SECOND = {"double_vjp", "hvp_fwd_rev", "hvp_rev_rev", "hvp_rev_fwd"}
+
+
+def _is(kind: str, paths: set[str], reference: str | None = None) -> Callable[[Finding], bool]:
+    def test(f: Finding) -> bool:
+        return f["kind"] == kind and f["path"] in paths and (
+            reference is None or f["reference"] == reference)
+    return test
+
+
+#: (title, what it means, which findings put a row there), in the README's order.
+CATEGORIES: list[tuple[str, str, Callable[[Finding], bool]]] = [
+    ("value leak", "torch.autograd.functional.jvp's double-VJP changes with the dummy "
+     "cotangent (zeros, ones, random, random with exact zeros, ~1e3)",
+     _is("value_leak", {"double_vjp"})),
+    ("dependence leak", "the double-VJP reads the dummy although its value does not matter "
+     "(a warning)", _is("dependence_leak", {"double_vjp"})),
+    ("no double backward", "autograd.grad of the gradient raises: so "
+     "torch.autograd.functional.jvp cannot run", _is("unsupported", {"double_vjp"})),
+    ("silently zero", "a path identically zero where the numeric derivative is not",
+     _is("silently_zero", FIRST | SECOND)),
+    ("no forward AD", "torch.func.jvp raises (not implemented)", _is("unsupported", {"jvp"})),
+    ("forward AD wrong", "torch.func.jvp disagrees with the numeric derivative",
+     _is("mismatch", {"jvp"}, "numeric")),
+    ("backward wrong", "autograd.grad disagrees with the numeric derivative",
+     _is("mismatch", {"vjp"}, "numeric")),
+    ("second order wrong", "an HVP nesting or the double-VJP disagrees with the numeric "
+     "derivative", _is("mismatch", SECOND, "numeric")),
+    ("reverse-over-forward wrong", "torch.func.vjp of torch.func.jvp disagrees with the "
+     "numeric derivative", _is("mismatch", {"hvp_rev_fwd"}, "numeric")),
+    ("forward over reverse missing", "torch.func.jvp of torch.func.vjp raises",
+     _is("unsupported", {"hvp_fwd_rev"})),
+    ("reverse over forward missing", "torch.func.vjp of torch.func.jvp raises",
+     _is("unsupported", {"hvp_rev_fwd"})),
+    ("paths inconsistent only", "two of torch's own paths (or an adjoint identity) disagree "
+     "where no path disagrees with the numeric derivative",
+     lambda f: False),  # filled in by _inconsistent
+]
+
+
+def _short(op: str) -> str:
+    return op.replace(WRAPPERS, "wrappers.").replace("torch.nn.functional.", "F.")
+
+
+def _worst(findings: list[Finding]) -> str:
+    ratios = []
+    for f in findings:
+        err, tol = f.get("max_abs_err"), f.get("tolerance")
+        if isinstance(err, (int, float)) and isinstance(tol, (int, float)) and tol > 0:
+            ratios.append(err / tol)
+        elif err in ("inf", float("inf")):  # JSON keeps a non-finite error as text
+            ratios.append(float("inf"))
+    if not ratios:
+        return ""
+    top = max(ratios)
+    return " (ratio inf)" if top == float("inf") else f" (ratio {top:.3g})"
+
+
+def _inconsistent(report: dict[str, Any]) -> list[Finding]:
+    fs = report["findings"]
+    if any(f["kind"] == "mismatch" and f["reference"] == "numeric" for f in fs):
+        return []
+    return [f for f in fs if f["kind"] == "mismatch" and f["reference"] == "self"]
+
+
+def categorize(reports: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]]:
+    """Category title -> [(row name, worst ratio text)]."""
+    out: dict[str, list[tuple[str, str]]] = {title: [] for title, _, _ in CATEGORIES}
+    for r in reports:
+        for title, _, test in CATEGORIES:
+            hits = _inconsistent(r) if title == "paths inconsistent only" else \
+                [f for f in r["findings"] if test(f)]
+            if hits:
+                out[title].append((r["op"], _worst(hits)))
+    return out
+
+
+def counts(reports: list[dict[str, Any]]) -> dict[str, int]:
+    """Findings per kind over the whole audit."""
+    out: dict[str, int] = {}
+    for r in reports:
+        for f in r["findings"]:
+            out[f["kind"]] = out.get(f["kind"], 0) + 1
+    return dict(sorted(out.items()))
+
+
+def render(data: dict[str, Any], seconds: float | None, torch_version: str) -> str:
+    reports = data["reports"]
+    config = data.get("config", {})
+    cats = categorize(reports)
+    clean = sum(1 for r in reports if not r["findings"])
+    lines = [
+        f"Measured with torch {torch_version} by `gradcheck run --suite torch_audit --jobs 2` "
+        f"(seed {config.get('seed', 0)}, {config.get('examples', '?')} examples per row, "
+        f"float64, mode {config.get('mode', 'fast')}"
+        + (f"; {seconds:.0f} s wall time on this 2-core machine" if seconds else "")
+        + f"), then `python bench/readme_torch.py --json <results.json> --write`. "
+        f"{len(reports)} rows (ops, activations per region, keyword-argument choices "
+        f"explored), {clean} with no finding at all. The target is torch's own function, so "
+        "every path is torch's; a finding is torch's.",
+        "",
+        "| category | rows | what it means |",
+        "|---|---:|---|",
+    ]
+    for title, meaning, _ in CATEGORIES:
+        lines.append(f"| {title} | {len(cats[title])} | {meaning} |")
+    lines += ["", "Findings by kind: " + ", ".join(
+        f"`{k}` {n}" for k, n in counts(reports).items()) + ".", ""]
+    for title, _, _ in CATEGORIES:
+        rows = cats[title]
+        if rows:
+            names = ", ".join(f"`{_short(op)}`{ratio}" for op, ratio in rows)
+            lines.append(f"- **{title}**: {names}.")
+    return "\n".join(lines)
+
+
+def _run_suite(path: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run([str(Path(sys.executable).parent / "gradcheck"), "run", "--suite",
+                    "torch_audit", "--jobs", "2", "--json", str(path), "--no-html"],
+                   cwd=ROOT, check=False, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def _write(body: str) -> None:
+    text = README.read_text()
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{README}: the markers {BEGIN} and {END} are missing")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    README.write_text(f"{head}{BEGIN}\n{body}\n{END}{tail}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, default=ROOT / "reports" / "torch_audit.json")
+    parser.add_argument("--run", action="store_true", help="run the suite first (--jobs 2)")
+    parser.add_argument("--seconds", type=float, help="the run's wall time, if measured")
+    parser.add_argument("--write", action="store_true", help="replace the README section")
+    args = parser.parse_args(argv)
+    seconds = _run_suite(args.json) if args.run else args.seconds
+    try:
+        import torch
+        version = torch.__version__.split("+")[0]
+    except ImportError:
+        version = "(not installed here)"
+    body = render(json.loads(args.json.read_text()), seconds, version)
+    if args.write or args.run:
+        _write(body)
+    else:
+        print(body)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
