@@ -147,7 +147,7 @@ def test_list_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert cholesky["domain"] == ["symmetric positive definite"]
     assert cholesky["vjp"] is True and cholesky["jvp"] in ("native", "transpose", "linear")
     assert "numeric" in cholesky["references"]
-    assert set(data["frameworks_installed"]) == {"autograd", "tensorflow"}
+    assert set(data["frameworks_installed"]) == {"autograd", "jax", "tensorflow", "torch"}
 
 
 def test_list_imports_user_ops(user_ops: str, capsys: pytest.CaptureFixture[str]) -> None:

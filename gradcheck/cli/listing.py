@@ -15,7 +15,8 @@ __all__ = ["add_parser", "run_list", "op_info", "describe_kinks", "describe_rule
            "op_references", "installed_frameworks"]
 
 #: Frameworks that can serve as references, and the module each needs.
-_FRAMEWORKS = {"autograd": "autograd", "tensorflow": "tensorflow"}
+_FRAMEWORKS = {"autograd": "autograd", "jax": "jax", "tensorflow": "tensorflow",
+               "torch": "torch"}
 
 
 def add_parser(subparsers: Any) -> None:
@@ -128,7 +129,8 @@ def run_list(args: argparse.Namespace, terminal: Terminal,
     terminal.table(f"{len(infos)} registered ops",
                    ["op", "family", "domain", "kinks", "rules", "references"], rows,
                    styles=["bold", "dim", None, None, None, None])
-    installed = ", ".join(f"{name} {'installed' if ok else 'not installed'}"
-                          for name, ok in frameworks.items())
+    installed = ", ".join(
+        f"{name} installed" if ok else f"{name} not installed (pip install gradcheck[{name}])"
+        for name, ok in frameworks.items())
     terminal.line(f"reference frameworks: {installed}")
     return 0
