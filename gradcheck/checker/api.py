@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker.assemble import SHRINKABLE, Collector, finding, sort_findings
+from gradcheck.checker.complex import DTYPE_NAMES
 from gradcheck.checker.convergence import convergence_data
 from gradcheck.checker.examine import ExampleResult, examine, plan
 from gradcheck.checker.explore import draw_examples, shrink, stream_seed
@@ -31,6 +32,7 @@ from gradcheck.checker.tolerances import Overrides, overridden
 from gradcheck.engine import Registry
 
 __all__ = ["check", "assert_gradients", "DEFAULT_EXAMPLES", "RESAMPLE_LIMIT", "SHRINK_BUDGET",
+           "REFERENCE_SHRINK_BUDGET",
            "format_failure"]
 
 #: Examples per dtype when ``examples`` is not given: all but the last are strata (fast
@@ -40,6 +42,10 @@ DEFAULT_EXAMPLES = {"fast": 9, "full": 4}
 RESAMPLE_LIMIT = 3
 #: Predicate calls Hypothesis may spend shrinking one finding, and one check in all.
 SHRINK_BUDGET = (40, 160)
+#: The same for findings a reference's own checks make about its framework: each predicate
+#: call runs that framework (TensorFlow's forward mode costs ~1 ms per op), and one wrong
+#: rule there shows on several paths, so a smaller budget still shrinks the root finding.
+REFERENCE_SHRINK_BUDGET = (12, 36)
 #: Of ``examples``, how many are random draws on top of the strata (see
 #: :class:`~.sampling.Stratum`); overflowing or kinked ones are re-sampled at random too.
 RANDOM_EXTRA = 1
@@ -67,7 +73,8 @@ def _options(paths: Any, references: Any, mode: str) -> Options:
 
 
 def _dtypes(dtypes: Any, target: Target) -> tuple[str, ...]:
-    """Dtype names (numpy dtypes and types accepted), float64 and float32 only."""
+    """Dtype names (numpy dtypes and types accepted), float64 and float32 only; complex128 and
+    complex64 name the same precisions (complex inputs are checked as real pairs)."""
     if dtypes is None:
         return tuple(target.default_dtypes())
     given = (dtypes,) if isinstance(dtypes, (str, type, np.dtype)) else tuple(dtypes)
@@ -77,10 +84,10 @@ def _dtypes(dtypes: Any, target: Target) -> tuple[str, ...]:
             name = np.dtype(d).name
         except TypeError:
             name = str(d)
-        if name not in ("float64", "float32"):
+        if name not in DTYPE_NAMES:
             raise ValueError(f"gradcheck.check: dtype {name!r} is not supported; use float64 "
-                             "or float32")
-        names.append(name)
+                             "or float32 (complex128 or complex64)")
+        names.append(DTYPE_NAMES[name])
     return tuple(dict.fromkeys(names))
 
 
@@ -259,17 +266,18 @@ def _draws(count: int) -> int:
 def _findings(t: Target, options: Options, report: Report, collector: Collector,
               stats: dict[str, Any], draws: int,
               references: dict[str, Reference]) -> list[Finding]:
-    out, spent = [], 0
-    per, total = SHRINK_BUDGET
+    out, spent = [], {False: 0, True: 0}
     for key in sorted(collector.first):
         outcome, example = collector.first[key]
         kind, path, ref, side = key
+        theirs = side in references  # a finding about a reference's framework
+        per, total = REFERENCE_SHRINK_BUDGET if theirs else SHRINK_BUDGET
         if kind == "dependence_leak" and ("value_leak", path, ref, side) in collector.first:
             continue  # reading the dummy is implied by a value leak
         shrunk = False
         # a disagreement between two sides is judged by both sides' numeric checks at the
         # example where it was seen: it is not shrunk (each side's own findings are)
-        if kind in SHRINKABLE and spent < total and ref not in references:
+        if kind in SHRINKABLE and spent[theirs] < total and ref not in references:
             refs = [references[n] for n in (side, ref) if n in references]
 
             def shows(ex: Any, key: tuple[str, str, str, str] = key,
@@ -280,10 +288,10 @@ def _findings(t: Target, options: Options, report: Report, collector: Collector,
             seed = stream_seed(report.seed, t.name, example.dtype)
             try:
                 found, calls = shrink(t.strategy(example.dtype), draws, seed, shows,
-                                      min(per, total - spent))
+                                      min(per, total - spent[theirs]))
             except Exception:  # noqa: BLE001 - the finding stands unshrunk
-                found, calls = None, min(per, total - spent)
-            spent += calls
+                found, calls = None, min(per, total - spent[theirs])
+            spent[theirs] += calls
             if found is not None:
                 outcome, example = found
                 shrunk = True
@@ -295,7 +303,7 @@ def _findings(t: Target, options: Options, report: Report, collector: Collector,
                          f"derivative is not (a rule returned nothing: None turned into "
                          f"zeros?); first: {f.message}")
         out.append(f)
-    stats["shrink_calls"] = spent
+    stats["shrink_calls"] = spent[False] + spent[True]
     return out
 
 
