@@ -299,7 +299,8 @@ Unit = UNIT
 
 @dataclass(frozen=True, repr=False, eq=False)
 class Fixed(Domain):
-    """One given array: every example uses it (a floating one cast to the example's dtype).
+    """One given array: every example uses it (a floating one cast to the example's dtype, a
+    complex one to the complex dtype of that precision).
 
     It is how an example array stands among drawn inputs; its shape is fixed."""
 
@@ -307,10 +308,12 @@ class Fixed(Domain):
 
     @property
     def differentiable(self) -> bool:  # type: ignore[override]
-        return np.asarray(self.value).dtype.kind == "f"
+        return np.asarray(self.value).dtype.kind in "fc"
 
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         v = np.array(self.value)
+        if v.dtype.kind == "c":  # complex: the complex dtype of the example's precision
+            return v.astype(np.result_type(dtype, np.complex64))
         return v.astype(dtype) if v.dtype.kind == "f" else v
 
     def describe(self) -> str:

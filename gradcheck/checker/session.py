@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker.compare import Linearization, Outcome
-from gradcheck.checker.directions import Directions
+from gradcheck.checker.complex import realified, split
+from gradcheck.checker.directions import Directions, tangent_domains
 from gradcheck.checker.evaluation import STRUCTURE, Guarded, Stop, leaves
 from gradcheck.checker.sampling import Example
 from gradcheck.checker.table import FLAG, row
@@ -59,9 +60,10 @@ class Session(Guarded):
         self.side = side
         #: How this side binds another example (the perturbed one), for a reference's session.
         self.rebind = rebind
-        self.problem: Problem = target.bind(example) if problem is None else problem
+        # complex primals and outputs are real pairs from here on (see .complex)
+        self.problem: Problem = realified(target.bind(example) if problem is None else problem)
         self.reference_problem: Problem = self.problem if self.dtype == "float64" else \
-            target.bind(with_dtype(example, "float64"))
+            realified(target.bind(with_dtype(example, "float64")))
         self.x = [np.asarray(p) for p in self.problem.primals]
         self.x64 = [p.astype(np.float64) for p in self.x]
         self.outs: list[np.ndarray] = []
@@ -69,7 +71,8 @@ class Session(Guarded):
         self._primary: dict[str, Any] = {}
         self._lins: dict[str, Linearization] = {}
         self._perturbed: Session | None = None
-        self.directions = Directions(example.seed, self.dtype)
+        self.directions = Directions(example.seed, self.dtype,
+                                     tangent_domains(target, example))
         self.tol = Tolerances(self.dtype, conditioning(self.x), self._factor())
 
     def _factor(self) -> float:
@@ -133,7 +136,7 @@ class Session(Guarded):
         if trusted is None or len(trusted) != len(self.outs):
             return
         for k, (o, t) in enumerate(zip(self.outs, trusted, strict=True)):
-            t = np.asarray(t, dtype=np.float64)
+            t = split(t).astype(np.float64)
             bad = ~np.isfinite(o) & np.isfinite(t) & (np.abs(t) < limit)
             if o.shape == t.shape and bad.any():
                 idx = [int(i) for i in np.argwhere(bad)[0]]
@@ -174,7 +177,7 @@ class Session(Guarded):
             args = []
             for a in self.example.args:
                 a = np.asarray(a)
-                if a.dtype.kind == "f":
+                if a.dtype.kind in "fc":
                     step = (2 * np.finfo(a.dtype).eps * rng.choice([-1.0, 1.0], a.shape))
                     a = (a * (1 + step.astype(a.dtype))).astype(a.dtype)
                 args.append(a)

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 from hypothesis import strategies as st
 
+from gradcheck.checker.complex import complex_dtype, real_dtype
 from gradcheck.checker.paths import PATHS, SECOND_ORDER, EngineProblem
 from gradcheck.checker.references import TARGET_KINDS, load, register_target_kind
 from gradcheck.checker.sampling import Example, Stratum, examples
@@ -107,8 +108,10 @@ class Target(abc.ABC):
 
 
 def with_dtype(example: Example, dtype: str) -> Example:
-    """The example with its floating arrays cast to ``dtype`` (upcast for references)."""
-    args = [np.asarray(a).astype(dtype) if np.asarray(a).dtype.kind == "f" else a
+    """The example with its floating arrays cast to ``dtype`` (upcast for references), its
+    complex arrays to the complex dtype of that precision."""
+    args = [np.asarray(a).astype(dtype) if np.asarray(a).dtype.kind == "f" else
+            np.asarray(a).astype(complex_dtype(dtype)) if np.asarray(a).dtype.kind == "c" else a
             for a in example.args]
     return Example(args=args, params=example.params, dtype=dtype, scale=example.scale,
                    seed=example.seed, shapes=example.shapes)
@@ -173,12 +176,12 @@ class _Spec:
     def positions(self, args: Sequence[Any], differentiable: Callable[[int], bool]) -> list[int]:
         if self.wrt is None:
             return [i for i, a in enumerate(args)
-                    if differentiable(i) and np.asarray(a).dtype.kind == "f"]
+                    if differentiable(i) and np.asarray(a).dtype.kind in "fc"]
         for i in self.wrt:
-            if i >= len(args) or np.asarray(args[i]).dtype.kind != "f":
+            if i >= len(args) or np.asarray(args[i]).dtype.kind not in "fc":
                 kind = "missing" if i >= len(args) else np.asarray(args[i]).dtype.name
                 raise ValueError(f"gradcheck.check: {self.who}, wrt: input {i} is {kind}, not "
-                                 "a floating array, so it cannot be differentiated")
+                                 "a floating or complex array, so it cannot be differentiated")
         return list(self.wrt)
 
     def function(self, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -302,7 +305,7 @@ class FunctionTarget(Target):
 
 
 def _float_dtypes(arrays: Sequence[np.ndarray]) -> tuple[str, ...]:
-    floats = [a.dtype.name for a in arrays if a.dtype.kind == "f"]
+    floats = [real_dtype(a.dtype).name for a in arrays if a.dtype.kind in "fc"]
     return (floats[0],) if floats else ("float64",)
 
 

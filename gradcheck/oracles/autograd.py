@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.oracles.base import EquivalentReference, Oracle, Unsupported
+from gradcheck.oracles.conventions import convention_of
 from gradcheck.oracles.inputs import Call
 
 __all__ = ["AutogradOracle", "AutogradProblem", "AutogradReference", "autograd_errors",
@@ -68,6 +69,9 @@ def autograd_errors(name: str, path: str) -> Iterator[None]:
 
 class AutogradProblem:
     """``fn(*args)`` written with ``autograd.numpy``; ``positions`` are differentiated."""
+
+    #: autograd's VJP of holomorphic f is ``c·f'(z)`` (see :mod:`.conventions`).
+    cotangent_convention = convention_of("autograd")
 
     def __init__(self, fn: Callable[..., Any], args: Sequence[Any], positions: Sequence[int],
                  name: str) -> None:

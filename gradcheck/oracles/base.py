@@ -162,7 +162,9 @@ class Oracle(abc.ABC):
 
 
 def _float64(values: Sequence[Any]) -> list[np.ndarray]:
-    return [np.asarray(v, dtype=np.float64) for v in values]
+    # complex results stay complex (in the framework's convention, see .conventions)
+    return [np.asarray(v, dtype=np.result_type(np.asarray(v).dtype, np.float64))
+            for v in values]
 
 
 class EquivalentReference:

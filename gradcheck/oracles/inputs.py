@@ -54,9 +54,11 @@ class Call:
 
 def _as_float64(value: Any, what: str, name: str) -> np.ndarray:
     array = np.asarray(value)
-    if array.dtype.kind not in "fiu":
-        raise ValueError(f"{name}: {what} must be a real numeric array, got dtype {array.dtype}")
-    return array.astype(np.float64)
+    if array.dtype.kind not in "fiuc":
+        raise ValueError(f"{name}: {what} must be a real numeric array or a complex one, got "
+                         f"dtype {array.dtype}")
+    # complex stays complex: the checker realifies it in each framework's convention
+    return array.astype(np.complex128 if array.dtype.kind == "c" else np.float64)
 
 
 def _check_argnums(argnums: int | Sequence[int], nargs: int, name: str) -> tuple[int, ...]:
@@ -79,8 +81,9 @@ def make_call(fn: Callable[..., Any], args: Sequence[Any],
               argnums: int | Sequence[int]) -> Call:
     """Check ``fn``, ``args`` and ``argnums``; convert floating arguments to float64.
 
-    Differentiable arguments must be real: integer ones are promoted to float64, booleans,
-    complex and object arrays are rejected (the oracles' complex conventions differ).
+    Differentiable arguments must be numeric: integer ones are promoted to float64, complex
+    ones are complex128 (each framework's VJP in its own convention, see
+    :mod:`.conventions`), booleans and object arrays are rejected.
     """
     name = function_name(fn)
     if not callable(fn):
@@ -148,5 +151,6 @@ def per_output(call: Call, what: str, value: Any, shapes: Sequence[tuple[int, ..
 
 def pack_output(values: Sequence[np.ndarray], is_tuple: bool) -> Output:
     """The caller-facing form of per-output results: one array, or a tuple of them."""
-    arrays = [np.asarray(v, dtype=np.float64) for v in values]
+    arrays = [np.asarray(v, dtype=np.result_type(np.asarray(v).dtype, np.float64))
+              for v in values]
     return tuple(arrays) if is_tuple else arrays[0]

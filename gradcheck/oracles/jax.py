@@ -36,6 +36,7 @@ import numpy as np
 
 from gradcheck.engine import RuleError
 from gradcheck.oracles.base import EquivalentReference, NoEquivalent, Oracle, Unsupported
+from gradcheck.oracles.conventions import convention_of, precise, upcast
 from gradcheck.oracles.inputs import Call
 
 __all__ = ["JaxOracle", "JaxProblem", "JaxReference", "import_jax", "jax_errors"]
@@ -78,7 +79,11 @@ def jax_errors(name: str, path: str) -> Iterator[None]:
 
 
 class JaxProblem:
-    """``fn(*args)`` written with JAX; ``positions`` are the differentiated arguments (float64)."""
+    """``fn(*args)`` written with JAX; ``positions`` are the differentiated arguments (float64,
+    or complex128)."""
+
+    #: JAX's VJP of holomorphic f is ``c·f'(z)`` (see :mod:`.conventions`).
+    cotangent_convention = convention_of("jax")
 
     def __init__(self, fn: Callable[..., Any], args: Sequence[Any], positions: Sequence[int],
                  name: str) -> None:
@@ -86,8 +91,7 @@ class JaxProblem:
         self.fn, self.name = fn, name
         self.args = [_float64(a) for a in args]
         self.positions = tuple(positions)
-        self.primals: Arrays = [np.asarray(self.args[i], dtype=np.float64)
-                                for i in self.positions]
+        self.primals: Arrays = [upcast(self.args[i]) for i in self.positions]
         self.counts: Counter[str] = Counter()
         #: Whether ``fn`` returned a tuple (known after its first call).
         self.returns_tuple = False
@@ -111,7 +115,8 @@ class JaxProblem:
         return tuple(tangent)
 
     def _in(self, values: Sequence[Any]) -> tuple[Any, ...]:
-        return tuple(self.jax.numpy.asarray(np.asarray(v, dtype=np.float64)) for v in values)
+        # complex values stay complex (complex128), real ones are float64
+        return tuple(self.jax.numpy.asarray(upcast(v)) for v in values)
 
     @staticmethod
     def _arrays(values: Sequence[Any]) -> Arrays:
@@ -171,11 +176,9 @@ class JaxProblem:
 
 
 def _float64(value: Any) -> Any:
-    """Floating arrays (numpy or JAX) as float64 numpy arrays; anything else as it is."""
-    if hasattr(value, "dtype") and hasattr(value, "shape") and \
-            np.dtype(value.dtype).kind == "f":
-        return np.asarray(value, dtype=np.float64)
-    return value
+    """Floating arrays (numpy or JAX) as float64 numpy arrays, complex ones as complex128;
+    anything else as it is."""
+    return precise(value)
 
 
 class JaxOracle(Oracle):

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.oracles.base import EquivalentReference, Oracle
+from gradcheck.oracles.conventions import convention_of, upcast
 from gradcheck.oracles.inputs import Call, make_call
 from gradcheck.oracles.tf_dependence import trace_dependence
 from gradcheck.oracles.tf_graph import DoubleVjpGraph, build_double_vjp_graph
@@ -65,7 +66,11 @@ MEANING = {"control": "only through control dependencies: any value of the right
 class TensorFlowProblem:
     """``fn(*args)`` written with TensorFlow; ``positions`` are the differentiated arguments.
 
-    Floating arguments are float64 (TensorFlow's most accurate); ``fn`` must return float64."""
+    Floating arguments are float64 (TensorFlow's most accurate), complex ones complex128;
+    ``fn`` must return float64 or complex128."""
+
+    #: TensorFlow's VJP of holomorphic f is ``c·conj(f'(z))`` (see :mod:`.conventions`).
+    cotangent_convention = convention_of("tensorflow")
 
     def __init__(self, fn: Callable[..., Any], args: Sequence[Any], positions: Sequence[int],
                  name: str) -> None:
@@ -83,7 +88,7 @@ class TensorFlowProblem:
 
     # -- helpers ------------------------------------------------------------------------------
     def _constants(self, values: Sequence[Any]) -> list[Any]:
-        return [self.tf.constant(np.asarray(v, dtype=np.float64)) for v in values]
+        return [self.tf.constant(upcast(v)) for v in values]
 
     def _outputs(self, primals: Sequence[Any]) -> list[Any]:
         tf, call = self.tf, self.call
@@ -137,10 +142,9 @@ class TensorFlowProblem:
                 [d.op for d in self._graph.dummies],
                 [t for t in self._graph.jvp if t is not None])
         built = self._graph
-        xs, us = ([np.asarray(a, dtype=np.float64) for a in values]
-                  for values in (primals, tangents))
+        xs, us, ds = ([upcast(a) for a in values] for values in (primals, tangents, dummies))
         self._fed = (xs, us)
-        feed = built.feed(xs, us, [np.asarray(d, dtype=np.float64) for d in dummies])
+        feed = built.feed(xs, us, ds)
         with self.tf.compat.v1.Session(graph=built.graph) as session:
             result = built.run(session, built.jvp, built.out_shapes, feed)
         return result, self._dependence.kind != "none"

@@ -56,7 +56,7 @@ class DoubleVjpGraph:
         """Evaluate ``tensors`` in ``session``; a None tensor is a zero array of its shape."""
         live = [t for t in tensors if t is not None]
         values = iter(session.run(live, feed) if live else [])
-        return [np.zeros(shape) if t is None else np.asarray(next(values), dtype=np.float64)
+        return [np.zeros(shape) if t is None else np.asarray(next(values))
                 for t, shape in zip(tensors, shapes, strict=True)]
 
     def feed_error(self, tf: ModuleType, session: Any,
@@ -77,15 +77,16 @@ def build_double_vjp_graph(tf: ModuleType, call: Call) -> DoubleVjpGraph:
     """Build the double-VJP graph for ``call``; Unsupported if an op lacks a (2nd) gradient."""
     graph = tf.Graph()
     with graph.as_default():
-        primals = [tf.compat.v1.placeholder(tf.float64, call.args[i].shape, name=f"x{i}")
-                   for i in call.argnums]
-        tangents = [tf.compat.v1.placeholder(tf.float64, call.args[i].shape, name=f"u{i}")
-                    for i in call.argnums]
+        # float64, or complex128 for a complex argument (make_call's dtypes)
+        primals = [tf.compat.v1.placeholder(call.args[i].dtype, call.args[i].shape,
+                                            name=f"x{i}") for i in call.argnums]
+        tangents = [tf.compat.v1.placeholder(call.args[i].dtype, call.args[i].shape,
+                                             name=f"u{i}") for i in call.argnums]
         outs, is_tuple = outputs_of(tf, call, call.fn(*as_tensor_args(tf, call, primals)))
         if not all(out.shape.is_fully_defined() for out in outs):
             raise Unsupported(f"{call.name}: output shape {[o.shape for o in outs]} is not "
                               "static in graph mode, so the dummy cannot be a placeholder")
-        dummies = [tf.compat.v1.placeholder(tf.float64, out.shape, name=f"v{k}")
+        dummies = [tf.compat.v1.placeholder(out.dtype, out.shape, name=f"v{k}")
                    for k, out in enumerate(outs)]
         with missing_gradient(call.name, "the VJP"):
             vjp = dense(tf, tf.compat.v1.gradients(outs, primals, grad_ys=dummies))

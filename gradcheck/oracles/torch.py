@@ -34,6 +34,7 @@ import numpy as np
 
 from gradcheck.engine import RuleError
 from gradcheck.oracles.base import EquivalentReference, NoEquivalent, Oracle, Unsupported
+from gradcheck.oracles.conventions import convention_of, precise, upcast
 from gradcheck.oracles.inputs import Call
 
 __all__ = ["TorchNumpy", "TorchOracle", "TorchProblem", "TorchReference", "import_torch",
@@ -80,7 +81,11 @@ def as_numpy(value: Any) -> Any:
 
 
 class TorchProblem:
-    """``fn(*args)`` written with PyTorch; ``positions`` are differentiated (float64)."""
+    """``fn(*args)`` written with PyTorch; ``positions`` are differentiated (float64, or
+    complex128)."""
+
+    #: torch's VJP of holomorphic f is ``c·conj(f'(z))`` (see :mod:`.conventions`).
+    cotangent_convention = convention_of("torch")
 
     def __init__(self, fn: Callable[..., Any], args: Sequence[Any], positions: Sequence[int],
                  name: str) -> None:
@@ -88,23 +93,19 @@ class TorchProblem:
         self.fn, self.name = fn, name
         self.args = [as_numpy(a) for a in args]
         self.positions = tuple(positions)
-        self.primals: Arrays = [np.asarray(self.args[i], dtype=np.float64)
-                                for i in self.positions]
+        self.primals: Arrays = [upcast(self.args[i]) for i in self.positions]
         self.counts: Counter[str] = Counter()
         #: Whether ``fn`` returned a tuple (known after its first call).
         self.returns_tuple = False
 
     # -- helpers ------------------------------------------------------------------------------
     def _tensors(self, values: Sequence[Any], requires_grad: bool = False) -> list[Any]:
-        return [self.torch.tensor(np.asarray(v, dtype=np.float64), requires_grad=requires_grad)
-                for v in values]
+        return [self.torch.tensor(upcast(v), requires_grad=requires_grad) for v in values]
 
     def _fixed(self, value: Any) -> Any:
         # a held input drawn as a 0-d value is a numpy scalar: torch wants a tensor too
         if isinstance(value, (np.ndarray, np.generic)):
-            if value.dtype.kind == "f":
-                value = value.astype(np.float64)
-            return self.torch.from_numpy(np.array(value))
+            return self.torch.from_numpy(np.array(precise(value)))
         return value
 
     def _f(self, *primals: Any) -> tuple[Any, ...]:
