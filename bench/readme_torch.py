@@ -65,6 +65,8 @@ CATEGORIES: list[tuple[str, str, Callable[[Finding], bool]]] = [
      _is("unsupported", {"hvp_fwd_rev"})),
     ("reverse over forward missing", "torch.func.vjp of torch.func.jvp raises",
      _is("unsupported", {"hvp_rev_fwd"})),
+    ("nondeterministic", "two identical calls gave different results",
+     lambda f: f["kind"] == "nondeterministic"),
     ("paths inconsistent only", "two of torch's own paths (or an adjoint identity) disagree "
      "where no path disagrees with the numeric derivative",
      lambda f: False),  # filled in by _inconsistent
@@ -75,9 +77,15 @@ def _short(op: str) -> str:
     return op.replace(WRAPPERS, "wrappers.").replace("torch.nn.functional.", "F.")
 
 
+#: Kinds whose error against tolerance is worth showing (a dependence leak's is not).
+RATIO_KINDS = {"mismatch", "silently_zero", "value_leak"}
+
+
 def _worst(findings: list[Finding]) -> str:
     ratios = []
     for f in findings:
+        if f["kind"] not in RATIO_KINDS:
+            continue
         err, tol = f.get("max_abs_err"), f.get("tolerance")
         if isinstance(err, (int, float)) and isinstance(tol, (int, float)) and tol > 0:
             ratios.append(err / tol)
