@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("gradcheck.ops", "gradcheck.numpy", "gradcheck.nn", "gradcheck.special", "gradcheck.extend"),
     ("gradcheck.checker",),
     ("gradcheck.oracles", "gradcheck.references"),
-    ("gradcheck.cli", "gradcheck.render", "gradcheck.pytest_plugin"),
+    ("gradcheck.cli", "gradcheck.render", "gradcheck.pytest_plugin", "gradcheck.suites"),
 )
 
 
