@@ -38,7 +38,8 @@ __all__ = [
     "Domain", "Real", "Positive", "Interval", "Unit", "NonZero", "SPD", "WellConditioned",
     "DistinctEig", "FullRank", "Probabilities", "IntLabels", "BoolMask", "Indices",
     "Tolerance", "REAL", "POSITIVE", "UNIT", "Fixed", "NAMED", "domain_named",
-    "domain_from_table", "as_domain",
+    "domain_from_table", "as_domain", "SegmentIds", "Symmetric", "Triangular", "Banded",
+    "Orthogonal", "RealWithZeros", "TANGENTS", "project_tangent",
 ]
 
 
@@ -54,6 +55,14 @@ class Domain:
     #: otherwise: ``"(...)"`` broadcasts with the other inputs, ``"(...,n,n)"`` is a batch of
     #: square matrices.
     signature = "(...)"
+    #: The tangent space the checker draws its directions in (see :data:`TANGENTS`):
+    #: ``"full"`` (every entry moves independently), ``"symmetric"`` for a function of
+    #: symmetric matrices that reads one triangle only (cholesky, eigvalsh), ...
+    tangent = "full"
+
+    def project(self, direction: np.ndarray) -> np.ndarray:
+        """``direction`` projected on this domain's tangent space (a copy)."""
+        return project_tangent(self.tangent, direction, self)
 
     def sample(self, rng: np.random.Generator, shape: tuple[int, ...], dtype: Any,
                scale: float = 1.0, context: dict[str, Any] | None = None) -> np.ndarray:
@@ -137,9 +146,15 @@ def _batched(rng: np.random.Generator, shape: tuple[int, ...], make: Any) -> np.
 
 @dataclass(frozen=True, repr=False)
 class SPD(Domain):
-    """Symmetric positive definite (..., n, n) matrices with condition number below ~50."""
+    """Symmetric positive definite (..., n, n) matrices with condition number below ~50;
+    ``tangent="symmetric"`` checks a function that reads one triangle as a function of
+    symmetric matrices."""
 
     signature = "(...,n,n)"
+    tangent: str = "full"
+
+    def __post_init__(self) -> None:
+        _check_tangent(self)
 
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         def make(rng: np.random.Generator, m: int, n: int) -> np.ndarray:
@@ -197,9 +212,14 @@ class FullRank(WellConditioned):
 
 @dataclass(frozen=True, repr=False)
 class DistinctEig(Domain):
-    """Symmetric (..., n, n) matrices whose eigenvalues are at least 0.5 apart."""
+    """Symmetric (..., n, n) matrices whose eigenvalues are at least 0.5 apart (``tangent``
+    as for :class:`SPD`)."""
 
     signature = "(...,n,n)"
+    tangent: str = "full"
+
+    def __post_init__(self) -> None:
+        _check_tangent(self)
 
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         def make(rng: np.random.Generator, m: int, n: int) -> np.ndarray:
@@ -321,13 +341,216 @@ class Fixed(Domain):
         return f"the given {v.dtype.name} array of shape {v.shape}"
 
 
+# -- structured inputs and tangent spaces ------------------------------------------------------
+def _symmetric(a: np.ndarray) -> np.ndarray:
+    return (a + np.swapaxes(a, -1, -2)) / 2
+
+
+def _band(a: np.ndarray, lower: int, upper: int) -> np.ndarray:
+    m, n = a.shape[-2:]
+    i, j = np.indices((m, n))
+    keep = (j - i <= upper) & (i - j <= lower)
+    return np.where(keep, a, 0)
+
+
+def _banded_tangent(a: np.ndarray, domain: Domain | None) -> np.ndarray:
+    lower, upper = (getattr(domain, "lower", 0), getattr(domain, "upper", 0))
+    return _band(a, int(lower), int(upper))
+
+
+#: Tangent spaces by name: each projects a direction (..., m, n) onto it.  The checker draws
+#: its tangents there, and a gradient is then checked only on that space: a function of
+#: symmetric matrices that reads one triangle (tf.linalg.cholesky) is checked as a function
+#: of symmetric matrices, not of all n*n entries.
+TANGENTS: dict[str, Any] = {
+    "full": lambda a, d: np.array(a, copy=True),
+    "symmetric": lambda a, d: _symmetric(a),
+    "lower_triangular": lambda a, d: np.tril(a),
+    "upper_triangular": lambda a, d: np.triu(a),
+    "banded": _banded_tangent,
+}
+
+
+def project_tangent(name: str, direction: np.ndarray, domain: Domain | None = None
+                    ) -> np.ndarray:
+    """``direction`` projected on the tangent space ``name`` (of ``domain``, for "banded")."""
+    if name not in TANGENTS:
+        raise ValueError(f"unknown tangent space {name!r} (known: {', '.join(TANGENTS)})")
+    a = np.asarray(direction)
+    if name != "full" and a.ndim < 2:
+        raise ValueError(f"tangent space {name!r} needs (..., m, n) matrices, got an array "
+                         f"of shape {a.shape}")
+    return np.asarray(TANGENTS[name](a, domain)).astype(a.dtype)
+
+
+def _check_tangent(domain: Domain) -> None:
+    if domain.tangent not in TANGENTS:
+        raise ValueError(f"{type(domain).__name__}: unknown tangent {domain.tangent!r} "
+                         f"(known: {', '.join(TANGENTS)})")
+
+
+def _count(value: int | str, context: dict[str, Any] | None, what: str) -> int:
+    """An int, or the value of the param it names (``"num_segments"``)."""
+    if isinstance(value, str):
+        params = (context or {}).get("params", {})
+        if value not in params:
+            raise ValueError(f"{what}: names param {value!r}, which is not among the params "
+                             f"{sorted(params)}")
+        value = params[value]
+    return int(value)
+
+
+@dataclass(frozen=True, repr=False)
+class SegmentIds(Domain):
+    """Segment ids in [0, ``num_segments``) (an int, or the name of the param holding it):
+    ``sorted`` (non-decreasing, every segment used when there are enough ids, as
+    ``tf.math.segment_*`` require) or unsorted (``tf.math.unsorted_segment_*``)."""
+
+    num_segments: int | str = 3
+    sorted: bool = True
+    differentiable = False
+
+    def sample(self, rng, shape, dtype, scale=1.0, context=None):
+        k = max(_count(self.num_segments, context, "segment_ids: num_segments"), 1)
+        size = int(np.prod(shape))
+        if self.sorted:
+            # every segment at least once when possible, the rest at random, then sorted
+            ids = np.concatenate([np.arange(min(k, size)),
+                                  rng.integers(0, k, max(size - k, 0))])
+            return np.sort(ids).reshape(shape).astype(np.int64)
+        return rng.integers(0, k, shape).astype(np.int64)
+
+    def describe(self) -> str:
+        return f"{'sorted' if self.sorted else 'unsorted'} segment ids < {self.num_segments}"
+
+
+@dataclass(frozen=True, repr=False)
+class Symmetric(Domain):
+    """Symmetric (..., n, n) matrices, entries ~ N(0, scale), with symmetric tangents."""
+
+    signature = "(...,n,n)"
+    tangent: str = "symmetric"
+
+    def __post_init__(self) -> None:
+        _check_tangent(self)
+
+    def sample(self, rng, shape, dtype, scale=1.0, context=None):
+        return (_symmetric(rng.standard_normal(shape)) * scale).astype(dtype)
+
+    def describe(self) -> str:
+        return "symmetric"
+
+
+@dataclass(frozen=True, repr=False)
+class Triangular(Domain):
+    """Lower (or upper) triangular (..., n, n) matrices, well conditioned: a diagonal of
+    magnitude in [1, 2] with random signs and small off-diagonal entries.  ``tangent`` is
+    "full" by default (a function that reads the triangle only has zero derivative in the
+    other entries, which the numeric reference sees too); "lower_triangular" or
+    "upper_triangular" to stay on the triangle."""
+
+    lower: bool = True
+    tangent: str = "full"
+    signature = "(...,n,n)"
+
+    def __post_init__(self) -> None:
+        _check_tangent(self)
+
+    def sample(self, rng, shape, dtype, scale=1.0, context=None):
+        n = shape[-1] if shape else 1
+        a = rng.standard_normal(shape) * (0.5 / max(n, 1) ** 0.5)
+        diag = rng.uniform(1.0, 2.0, shape[:-1]) * rng.choice([-1.0, 1.0], shape[:-1])
+        a = np.tril(a) if self.lower else np.triu(a)
+        idx = np.arange(min(shape[-2:]) if len(shape) >= 2 else 0)
+        a[..., idx, idx] = diag[..., idx]
+        return (a * max(scale, 1e-2)).astype(dtype)
+
+    def describe(self) -> str:
+        return f"{'lower' if self.lower else 'upper'} triangular"
+
+
+@dataclass(frozen=True, repr=False)
+class Banded(Domain):
+    """(..., n, n) matrices zero outside the band ``lower`` below and ``upper`` above the
+    diagonal, diagonally dominant (well conditioned); ``tangent="banded"`` stays in the band."""
+
+    lower: int = 1
+    upper: int = 1
+    tangent: str = "full"
+    signature = "(...,n,n)"
+
+    def __post_init__(self) -> None:
+        _check_tangent(self)
+        if self.lower < 0 or self.upper < 0:
+            raise ValueError(f"banded: lower and upper must be >= 0, got {self.lower}, "
+                             f"{self.upper}")
+
+    def sample(self, rng, shape, dtype, scale=1.0, context=None):
+        a = _band(rng.uniform(-0.5, 0.5, shape), self.lower, self.upper)
+        n = min(shape[-2:]) if len(shape) >= 2 else 0
+        idx = np.arange(n)
+        width = self.lower + self.upper
+        a[..., idx, idx] = (width * 0.5 + rng.uniform(1.0, 2.0, (*shape[:-2], n))) * \
+            rng.choice([-1.0, 1.0], (*shape[:-2], n))
+        return (a * max(scale, 1e-2)).astype(dtype)
+
+    def describe(self) -> str:
+        return f"banded (lower {self.lower}, upper {self.upper})"
+
+
+@dataclass(frozen=True, repr=False)
+class Orthogonal(Domain):
+    """Orthogonal (..., n, n) matrices (Haar-distributed: QR with the signs of R's diagonal)."""
+
+    signature = "(...,n,n)"
+
+    def sample(self, rng, shape, dtype, scale=1.0, context=None):
+        def make(rng: np.random.Generator, m: int, n: int) -> np.ndarray:
+            q, r = np.linalg.qr(rng.standard_normal((m, n)))
+            return q * np.sign(np.diag(r))
+        return _batched(rng, shape, make).astype(dtype)
+
+    def describe(self) -> str:
+        return "orthogonal"
+
+
+@dataclass(frozen=True, repr=False)
+class RealWithZeros(Domain):
+    """Real values ~ N(0, scale) with a share ``p`` of exact zeros (at least one when the
+    array is not empty): where prod, norms and their kin divide by the input."""
+
+    p: float = 0.3
+
+    def __post_init__(self) -> None:
+        if not 0 < self.p < 1:
+            raise ValueError(f"real_with_zeros: p must be in (0, 1), got {self.p}")
+
+    def sample(self, rng, shape, dtype, scale=1.0, context=None):
+        x = rng.standard_normal(shape) * scale
+        zero = rng.uniform(0.0, 1.0, shape) < self.p
+        if x.size:
+            zero.flat[rng.integers(0, x.size)] = True
+        return np.where(zero, 0.0, x).astype(dtype)
+
+    def describe(self) -> str:
+        return f"real with exact zeros (share {self.p:g})"
+
+
 #: Domains by the names inputs, suites and op metadata may use.
 NAMED: dict[str, Domain] = {
     "real": REAL, "positive": POSITIVE, "nonzero": NonZero(), "unit": UNIT,
     "spd": SPD(), "well_conditioned": WellConditioned(), "full_rank": FullRank(),
     "distinct_eig": DistinctEig(), "probabilities": Probabilities(),
     "labels": IntLabels(), "indices": Indices(), "mask": BoolMask(),
+    "segment_ids": SegmentIds(), "unsorted_segment_ids": SegmentIds(sorted=False),
+    "symmetric": Symmetric(), "lower_triangular": Triangular(),
+    "upper_triangular": Triangular(lower=False), "banded": Banded(),
+    "orthogonal": Orthogonal(), "real_with_zeros": RealWithZeros(),
 }
+# complex domains live in their own module (it needs Domain, defined above)
+from gradcheck.domains_complex import COMPLEX_NAMED  # noqa: E402
+
+NAMED.update(COMPLEX_NAMED)
 
 
 def domain_named(name: str, where: str = "input") -> Domain:
@@ -343,17 +566,21 @@ def domain_named(name: str, where: str = "input") -> Domain:
 
 
 def domain_from_table(table: dict[str, Any], where: str) -> Domain:
-    """``{"domain": name, **arguments}`` as the domain: the class of the domain called
-    ``name`` built with ``arguments`` (``interval`` needs ``low`` and ``high``)."""
+    """``{"domain": name, **arguments}`` as the domain: the domain called ``name`` with
+    ``arguments`` replacing its own (``interval`` needs ``low`` and ``high``)."""
     table = dict(table)
     name = table.pop("domain", None)
     if not isinstance(name, str):
         raise ValueError(f"{where}: a table input needs domain = \"<name>\" (and the domain's "
                          f"arguments), got {table!r}")
-    kind = Interval if name == "interval" else type(domain_named(name, where))
-    if not table and name != "interval":
-        return domain_named(name, where)
+    base = None if name == "interval" else domain_named(name, where)
+    kind = Interval if base is None else type(base)
+    if not table and base is not None:
+        return base
     try:
+        # the named domain with these arguments changed ("upper_triangular" stays upper)
+        if base is not None and dataclasses.is_dataclass(base):
+            return dataclasses.replace(base, **table)  # type: ignore[type-var]
         return kind(**table)
     except (TypeError, ValueError) as error:
         fields: list[str] = [f.name for f in dataclasses.fields(kind)] \

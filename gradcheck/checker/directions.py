@@ -3,23 +3,48 @@
 Each is drawn per name from the example's seed, so a check run alone (while shrinking) sees
 exactly the directions it saw in the full run, and a reference framework's session sees the
 target's.
+
+Tangents live in each differentiated input's tangent space (its domain's ``tangent``: every
+entry, or symmetric, triangular or banded matrices; see :data:`gradcheck.domains.TANGENTS`).
+A function of symmetric matrices that reads one triangle (``tf.linalg.cholesky``) is then
+checked as a function of symmetric matrices: its JVP along symmetric directions, and its
+gradient through ``<J^T v, u>`` on them, i.e. only the gradient's projection on that space.
 """
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["Directions"]
+from gradcheck.domains import Domain
+
+__all__ = ["Directions", "tangent_domains"]
+
+
+def tangent_domains(target: Any, example: Any) -> list[Domain | None] | None:
+    """The domain of each differentiated input of ``target`` at ``example`` (None when the
+    target does not say, or when every tangent space is "full": nothing to project)."""
+    spec = getattr(target, "spec", None)
+    domains = getattr(spec, "domains", None) or getattr(target, "domains", None)
+    positions = getattr(target, "positions", None)
+    if not isinstance(domains, (list, tuple)) or positions is None:
+        return None
+    if all(getattr(d, "tangent", "full") == "full" for d in domains):
+        return None
+    return [domains[i] if i < len(domains) else None for i in positions(example)]
 
 
 class Directions:
     """Gaussian arrays shaped like given arrays, fixed by (seed, name), cached per name."""
 
-    def __init__(self, seed: int, dtype: str) -> None:
+    def __init__(self, seed: int, dtype: str,
+                 spaces: Sequence[Domain | None] | None = None) -> None:
         self.seed, self.dtype = seed, dtype
+        #: Per primal, the domain whose tangent space primal-shaped directions lie in.
+        self.spaces = spaces
         self._drawn: dict[tuple[str, str, float], list[np.ndarray]] = {}
 
     def draw(self, name: str, like: Sequence[np.ndarray], kind: str,
@@ -29,6 +54,11 @@ class Directions:
         key = (name, kind, scale)
         if key not in self._drawn:
             rng = np.random.default_rng([self.seed, zlib.crc32(name.encode())])
-            self._drawn[key] = [(rng.standard_normal(a.shape) * scale).astype(
+            drawn = [(rng.standard_normal(a.shape) * scale).astype(
                 a.dtype if a.dtype.kind == "f" else self.dtype) for a in like]
+            if kind == "primals" and self.spaces is not None and \
+                    len(self.spaces) == len(drawn):
+                drawn = [d.project(a) if d is not None and d.tangent != "full" and a.ndim >= 2
+                         else a for d, a in zip(self.spaces, drawn, strict=True)]
+            self._drawn[key] = drawn
         return [a.copy() for a in self._drawn[key]]
