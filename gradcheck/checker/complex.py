@@ -129,6 +129,20 @@ class Realified:
     def __getattr__(self, name: str) -> Any:  # counts, accuracy, dependence_details, ...
         return getattr(self.inner, name)
 
+    def pairs(self) -> str:
+        """Which primals and outputs are complex, said for a finding ("" when none is): their
+        directions, values and indices are real pairs (Re, Im) on a last axis of length 2."""
+        ins = [str(k) for k, c in enumerate(self.complex_in) if c]
+        outs = [str(k) for k, c in enumerate(self.complex_out or ()) if c]
+        if not ins and not outs:
+            return ""
+        parts = [f"{'primals' if len(ins) > 1 else 'primal'} {', '.join(ins)}" if ins else "",
+                 f"{'outputs' if len(outs) > 1 else 'output'} {', '.join(outs)}" if outs else ""]
+        return (f"complex {' and '.join(p for p in parts if p)}: each is seen as real pairs "
+                "(Re, Im) on a last axis of length 2, in directions, values and indices (an "
+                f"index ending in 1 is an imaginary part); cotangent convention of the "
+                f"problem: {self.convention}")
+
     # -- conversions --------------------------------------------------------------------------
     @property
     def _q(self) -> bool:

@@ -101,9 +101,10 @@ def _examine(target: Target, example: Example, options: Options,
     if options.paths and not sess.x:
         result.outcomes.append(Outcome(
             "forward", STRUCTURE, "error",
-            message=f"{target.name}: nothing to differentiate: no input is a floating-point "
-                    "array (integer, boolean or non-array inputs only), so no derivative was "
-                    "checked; give floating inputs"))
+            message=f"{target.name}: nothing to differentiate: {_inputs(example)}; none is "
+                    "a floating or complex array that is differentiated (integer, boolean or "
+                    "non-array inputs, or inputs declared not differentiable), so no "
+                    "derivative was checked; give floating or complex inputs"))
         return result
     result.skipped = _run_checks(sess, options, _wanted(wanted, ""))
     outcomes = list(sess.outcomes)
@@ -116,6 +117,16 @@ def _examine(target: Target, example: Example, options: Options,
     result.counts = sess.counts()
     result.cleared = sess.cleared
     return result
+
+
+def _inputs(example: Example) -> str:
+    """``input 0 is int64 [3], input 1 is str``: what each positional input is."""
+    said = []
+    for k, a in enumerate(example.args):
+        kind = f"{a.dtype.name} {list(a.shape)}" if isinstance(a, np.ndarray) else \
+            type(a).__name__
+        said.append(f"input {k} is {kind}")
+    return ", ".join(said) or "there is no input"
 
 
 def _wanted(wanted: set[tuple[str, str, str]] | None,

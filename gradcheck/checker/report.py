@@ -13,6 +13,8 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from gradcheck.checker.complex import format_complex
+
 __all__ = [
     "KINDS",
     "FAILURE_KINDS",
@@ -67,7 +69,10 @@ def severity_of(kind: str) -> str:
 
 
 def _clean(value: Any) -> Any:
-    """Make a value JSON-safe and deterministic (floats stay floats, inf/nan as strings)."""
+    """Make a value JSON-safe and deterministic (floats stay floats, inf/nan as strings,
+    complex numbers as ``"1.5-0.2j"``)."""
+    if isinstance(value, complex):
+        return format_complex(value)
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"

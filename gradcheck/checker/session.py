@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker.compare import Linearization, Outcome
-from gradcheck.checker.complex import realified, split
+from gradcheck.checker.complex import Realified, realified, split
 from gradcheck.checker.directions import Directions, tangent_domains
 from gradcheck.checker.evaluation import STRUCTURE, Guarded, Stop, leaves
 from gradcheck.checker.sampling import Example
@@ -95,6 +95,9 @@ class Session(Guarded):
 
     # -- outcomes ---------------------------------------------------------------------------
     def record(self, outcome: Outcome) -> Outcome:
+        note = self.problem.pairs() if isinstance(self.problem, Realified) else ""
+        if note and outcome.kind is not None:  # how to read its indices and directions
+            outcome.details.setdefault("complex", note)
         if self.side:
             outcome.side = self.side
             if outcome.message and not outcome.message.startswith(self.side):

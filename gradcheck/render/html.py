@@ -238,7 +238,20 @@ def pretty(value: Any, indent: int = 0) -> str:
     if isinstance(value, list) and any(isinstance(v, (list, dict)) for v in value):
         items = [f"{pad}  {pretty(v, indent + 1)}" for v in value]
         return "[\n" + ",\n".join(items) + f"\n{pad}]"
-    return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list) and value and all(_is_complex_text(v) for v in value):
+        return "[" + ", ".join(value) + "]"  # complex numbers read as numbers: [1.5-0.2j]
+    return value if _is_complex_text(value) else json.dumps(value, ensure_ascii=False)
+
+
+def _is_complex_text(value: Any) -> bool:
+    """Whether ``value`` is a complex number as the JSON results write it (``"1.5-0.2j"``)."""
+    if not isinstance(value, str) or not value.endswith("j"):
+        return False
+    try:
+        complex(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _columns(reports: list[Report]) -> list[Column]:
