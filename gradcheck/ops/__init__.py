@@ -10,6 +10,7 @@ from types import ModuleType
 from gradcheck.ops import (
     activations,
     binary,
+    complex,
     conv,
     cumulative,
     elementwise,
@@ -25,7 +26,7 @@ from gradcheck.ops import (
 
 FAMILY_MODULES: tuple[ModuleType, ...] = (
     elementwise, special, activations, binary, reduce, cumulative, shape, indexing, linalg,
-    linalg_decomp, nn, conv, losses,
+    linalg_decomp, nn, conv, losses, complex,
 )
 
 

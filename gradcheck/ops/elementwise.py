@@ -24,7 +24,7 @@ import numpy as np
 from gradcheck.domains import POSITIVE, REAL, UNIT, Interval, NonZero, Positive
 from gradcheck.engine.op import Op, define_op
 from gradcheck.ops.refs import NoEquivalent, formula
-from gradcheck.ops.rules import dtype_of, fit, unbroadcast, zero_jvp, zero_vjp
+from gradcheck.ops.rules import cast_cotangent, dtype_of, fit, unbroadcast, zero_jvp, zero_vjp
 
 ANY = "(...)"
 GRAD_PAIR = "(...),(...)"
@@ -117,8 +117,8 @@ def _tf_astype(tf: Any, x: Any, dtype: Any) -> Any:
 
 astype: Op = define_op(
     "astype", lambda x, dtype: np.asarray(x).astype(dtype),
-    vjp=lambda g, out, x, dtype: astype(g, dtype_of(x)),
-    jvp=lambda ts, out, x, dtype: astype(ts[0], dtype),
+    vjp=lambda g, out, x, dtype: cast_cotangent(g, dtype_of(x)),
+    jvp=lambda ts, out, x, dtype: cast_cotangent(ts[0], dtype),
     family="elementwise", linear=True, inputs=(REAL,), shapes=ANY,
     params={"dtype": [np.float64, np.float32]},
     doc="Cast to ``dtype``; the cotangent is cast back.",
@@ -136,8 +136,25 @@ negative: Op = _elementwise("negative", lambda x: np.negative(x),
                             equivalents={"numpy": "negative", "tensorflow": "math.negative"})
 sign: Op = _elementwise("sign", lambda x: np.sign(x), vjp=zero_vjp, jvp=zero_jvp, kinks=(0.0,),
                         equivalents={"numpy": "sign", "tensorflow": "math.sign"})
-abs: Op = _unary("abs", lambda x: np.abs(x), lambda x, out: sign(x),  # noqa: A001 - numpy's name
-                 kinks=(0.0,), equivalents={"numpy": "abs", "tensorflow": "math.abs"})
+
+
+def _abs_vjp(g: Any, out: Any, x: Any) -> Any:
+    if dtype_of(x).kind == "c":  # the modulus: g conj(z) / |z|
+        from gradcheck.ops.complex import modulus_vjp
+        return modulus_vjp(g, out, x)
+    return g * sign(x)
+
+
+def _abs_jvp(ts: Any, out: Any, x: Any) -> Any:
+    if dtype_of(x).kind == "c":  # Re(conj(z) t) / |z|
+        from gradcheck.ops.complex import modulus_jvp
+        return modulus_jvp(ts[0], out, x)
+    return ts[0] * sign(x)
+
+
+abs: Op = _elementwise("abs", lambda x: np.abs(x), _abs_vjp, _abs_jvp,  # noqa: A001 - numpy's
+                       kinks=(0.0,), equivalents={"numpy": "abs", "tensorflow": "math.abs"},
+                       doc="numpy.abs, elementwise; of a complex array, the modulus |z|.")
 absolute = abs
 square: Op = _unary("square", lambda x: np.square(x), lambda x, out: 2 * x,
                     equivalents={"numpy": "square", "tensorflow": "math.square"})

@@ -12,8 +12,8 @@ import numpy as np
 
 from gradcheck.engine.tensor import Tensor, value_of
 
-__all__ = ["shape_of", "dtype_of", "unbroadcast", "fit", "zeros_like_rule", "zero_vjp",
-           "zero_jvp", "normalize_axis"]
+__all__ = ["shape_of", "dtype_of", "unbroadcast", "fit", "cast_cotangent", "zeros_like_rule",
+           "zero_vjp", "zero_jvp", "normalize_axis"]
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
@@ -36,7 +36,6 @@ def unbroadcast(g: Any, like: Any) -> Any:
     shape, gshape = shape_of(like), shape_of(g)
     if gshape == shape and dtype_of(g) == dtype_of(like):
         return g
-    from gradcheck.ops.elementwise import astype
     from gradcheck.ops.reduce import sum as sum_
     from gradcheck.ops.shape import reshape
 
@@ -50,8 +49,22 @@ def unbroadcast(g: Any, like: Any) -> Any:
         if shape_of(g) != shape:
             g = reshape(g, shape)
     if dtype_of(g) != dtype_of(like):
-        g = astype(g, dtype_of(like))
+        g = cast_cotangent(g, dtype_of(like))
     return g
+
+
+def cast_cotangent(g: Any, dtype: Any) -> Any:
+    """``g`` cast to ``dtype``; a complex ``g`` for a real input gives its real part, the
+    transpose of embedding the reals in the complex numbers (README "Complex numbers")."""
+    from gradcheck.ops.elementwise import astype
+
+    if dtype_of(g).kind == "c" and np.dtype(dtype).kind != "c":
+        from gradcheck.ops.complex import real
+
+        g = real(g)
+        if dtype_of(g) == np.dtype(dtype):
+            return g
+    return astype(g, dtype)
 
 
 def fit(t: Any, out: Any) -> Any:
