@@ -242,9 +242,9 @@ class EngineProblem:
 
 
 def _fit(values: Sequence[Any], outputs: list[Any]) -> list[Any]:
-    """Cotangents for the outputs: None for an output that is not floating."""
+    """Cotangents for the outputs: None for an output that is not floating or complex."""
     if len(values) != len(outputs):
         raise ValueError(f"{len(values)} cotangents for {len(outputs)} outputs")
-    return [v if np.issubdtype(np.asarray(value_of(o)).dtype, np.floating) else None
+    return [v if np.issubdtype(np.asarray(value_of(o)).dtype, np.inexact) else None
             for v, o in zip(values, outputs, strict=True)]
 

@@ -237,6 +237,27 @@ def _regions(x: np.ndarray, points: Any, scale: float, which: int) -> np.ndarray
     return out
 
 
+#: Phase sectors a stratum visits: complex entries are put at the centre of each sector.
+PHASE_SECTORS = 8
+
+
+def _phases(z: np.ndarray, margin: float, which: int) -> np.ndarray:
+    """Complex values with their moduli kept and their phases moved to the centres of the
+    :data:`PHASE_SECTORS` sectors of the arc ``|arg| <= pi - margin`` (the first entries, one
+    per sector; a 0-d value to sector ``which``): every direction of the plane is probed, and
+    none on the real axis or a branch cut the domain keeps ``margin`` away from."""
+    low, high = -np.pi + margin, np.pi - margin
+    centres = low + (np.arange(PHASE_SECTORS) + 0.5) * (high - low) / PHASE_SECTORS
+    out = np.array(z, copy=True)
+    flat = out.reshape(-1)
+    if out.ndim == 0:
+        flat[0] = np.abs(flat[0]) * np.exp(1j * centres[which % PHASE_SECTORS])
+        return out
+    n = min(PHASE_SECTORS, flat.size)
+    flat[:n] = np.abs(flat[:n]) * np.exp(1j * centres[:n])
+    return out
+
+
 def examples(op: Op, dtype: str = "float64", scales: tuple[float, ...] = SCALES,
              stratum: Stratum | None = None) -> Any:
     """A Hypothesis strategy of :class:`Example` inputs for ``op``; with ``stratum``, of that
@@ -272,7 +293,10 @@ def examples(op: Op, dtype: str = "float64", scales: tuple[float, ...] = SCALES,
                 # every region between declared kinks; without kinks, both signs
                 regions = points if isinstance(points, (tuple, list)) and points else (0.0,)
                 x = _regions(x, regions, scale, stratum.region).astype(np_dtype)
-            if dom.differentiable and i not in op.nondiff_argnums:
+            if stratum is not None and np.iscomplexobj(x) and dom.signature == "(...)":
+                # every phase sector, off the branch cut a domain keeps away from
+                x = _phases(x, float(getattr(dom, "margin", 0.0)), stratum.region)
+            if dom.differentiable and i not in op.nondiff_argnums and not np.iscomplexobj(x):
                 x = avoid_kinks(x, kinks, params, scale).astype(np_dtype)
             args.append(x)
         if kinks == "ties":
