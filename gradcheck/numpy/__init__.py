@@ -29,13 +29,13 @@ from numpy import (  # noqa: F401 - numpy's own: constants, dtypes, array creati
     zeros_like,
 )
 
-from gradcheck.numpy import linalg  # noqa: F401
+from gradcheck.numpy import fft, linalg  # noqa: F401
 from gradcheck.ops import exports as _exports
 
 globals().update(_exports("NUMPY"))
 
 __all__ = sorted(_exports("NUMPY")) + [
-    "linalg", "array", "e", "pi", "inf", "nan", "newaxis", "float32", "float64", "int64",
+    "fft", "linalg", "array", "e", "pi", "inf", "nan", "newaxis", "float32", "float64", "int64",
     "arange", "empty", "eye", "full", "full_like", "linspace", "ones", "ones_like", "zeros",
     "zeros_like",
 ]

@@ -14,6 +14,7 @@ from gradcheck.ops import (
     conv,
     cumulative,
     elementwise,
+    fft,
     indexing,
     linalg,
     linalg_decomp,
@@ -26,7 +27,7 @@ from gradcheck.ops import (
 
 FAMILY_MODULES: tuple[ModuleType, ...] = (
     elementwise, special, activations, binary, reduce, cumulative, shape, indexing, linalg,
-    linalg_decomp, nn, conv, losses, complex,
+    linalg_decomp, nn, conv, losses, complex, fft,
 )
 
 

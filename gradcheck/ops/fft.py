@@ -1,0 +1,364 @@
+"""The FFT family (numpy.fft's names and signatures, every norm mode).
+
+Cotangents follow JAX's convention (README "Complex numbers"): the VJP is the transpose of
+the JVP under ``Re(sum(a * b))``.  The DFT matrix ``F`` is symmetric, so the VJP of
+``fft(x, norm)`` is ``fft(g, norm)`` itself (the same for ifft), followed by the transpose of
+the zero padding or cropping that ``n``/``s`` applied to the input.
+
+The real transforms are where bugs hide: ``rfft`` keeps bins ``0..n//2`` of ``fft``, and
+``irfft`` reads each bin other than DC (and, for even ``n``, Nyquist) twice, as ``x_k`` and
+``conj(x_k)``.  So
+
+* ``rfft``'s VJP is ``irfft(conj(g) * w)`` with ``w = 1/2`` on the doubled bins and ``1`` on
+  DC and Nyquist (``irfft`` doubles them back), in the dual norm mode;
+* ``irfft``'s VJP is ``c * conj(rfft(g))`` in the dual norm mode, ``c = 2`` on the doubled
+  bins and ``1`` on DC and Nyquist (whose imaginary parts ``irfft`` ignores: their
+  cotangents come out real).
+
+All rules are written with registered ops (the transforms themselves, conj, multiply, pad
+and getitem), so they differentiate again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from gradcheck.domains import REAL
+from gradcheck.engine.op import Op, define_op
+from gradcheck.ops.complex import conj
+from gradcheck.ops.refs import NoEquivalent
+from gradcheck.ops.rules import cast_cotangent, dtype_of, shape_of
+
+#: Names exported in gradcheck.numpy.fft.
+FFT = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
+       "rfftn", "irfftn"]
+
+NORMS = (None, "backward", "ortho", "forward")
+#: The norm mode whose scaling is the transpose's: "backward" scales the inverse by 1/n.
+_DUAL = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def _check_norm(op: str, norm: Any) -> None:
+    if norm not in NORMS:
+        raise ValueError(f"op {op!r}: norm must be one of None, 'backward', 'ortho', "
+                         f"'forward'; got {norm!r}")
+
+
+def _resize(x: Any, length: int, axis: int) -> Any:
+    """``x`` cropped or zero-padded to ``length`` along ``axis`` (differentiably)."""
+    from gradcheck.ops.shape import getitem, pad
+
+    shape = shape_of(x)
+    have = shape[axis]
+    if have == length:
+        return x
+    if have > length:
+        index = tuple(slice(None, length) if i == axis % len(shape) else slice(None)
+                      for i in range(len(shape)))
+        return getitem(x, index=index)
+    width = [(0, length - have) if i == axis % len(shape) else (0, 0) for i in range(len(shape))]
+    return pad(x, tuple(width))
+
+
+def _resize_all(x: Any, lengths: Sequence[int], axes: Sequence[int]) -> Any:
+    for length, axis in zip(lengths, axes, strict=True):
+        x = _resize(x, length, axis)
+    return x
+
+
+def _bin_weights(n: int, bins: int, double: bool, axis: int, ndim: int) -> np.ndarray:
+    """Per-bin weights along ``axis`` for a real transform of length ``n``: 2 (``double``)
+    or 1/2 on the bins irfft reads twice, 1 on DC and (even ``n``) Nyquist."""
+    w = np.full(bins, 2.0 if double else 0.5)
+    w[0] = 1.0
+    if n % 2 == 0 and n // 2 < bins:
+        w[n // 2] = 1.0
+    shape = [1] * ndim
+    shape[axis % ndim] = bins
+    return w.reshape(shape)
+
+
+def _times(x: Any, w: np.ndarray) -> Any:
+    """``x * w`` keeping ``x``'s precision (a float64 weight must not upcast complex64)."""
+    return x * w.astype(np.empty(0, dtype_of(x)).real.dtype)
+
+
+def _rfft_transpose(g: Any, n: int, axis: int, norm: Any) -> Any:
+    """The transpose of ``rfft(., n, axis, norm)`` (a real array of length ``n``)."""
+    w = _bin_weights(n, shape_of(g)[axis], False, axis, len(shape_of(g)))
+    return irfft(_times(conj(g), w), n, axis, _DUAL[norm])
+
+
+def _irfft_transpose(g: Any, n: int, bins: int, axis: int, norm: Any) -> Any:
+    """The transpose of ``irfft(., n, axis, norm)`` for an input of ``bins`` bins."""
+    r = conj(rfft(g, n, axis, _DUAL[norm]))
+    r = _times(r, _bin_weights(n, shape_of(r)[axis], True, axis, len(shape_of(r))))
+    return _resize(r, bins, axis)
+
+
+def _axes_of(x: Any, s: Any, axes: Any, default: Any) -> tuple[tuple[int, ...], list[int]]:
+    """numpy.fft's ``(axes, lengths)`` for an n-D transform of ``x``."""
+    ndim = len(shape_of(x))
+    if axes is None:
+        axes = default if default is not None else (
+            tuple(range(ndim)) if s is None else tuple(range(ndim - len(s), ndim)))
+    axes = tuple(int(a) % max(ndim, 1) for a in axes)
+    lengths = list(s) if s is not None else [shape_of(x)[a] for a in axes]
+    return axes, lengths
+
+
+# -- complex to complex ----------------------------------------------------------------
+def _fft_vjp(transform: Callable[..., Any]) -> Callable[..., Any]:
+    def vjp(g: Any, out: Any, a: Any, n: Any = None, axis: int = -1, norm: Any = None) -> Any:
+        h = transform(g, None, axis, norm)  # F is symmetric: its transpose is itself
+        return cast_cotangent(_resize(h, shape_of(a)[axis], axis), dtype_of(a))
+    return vjp
+
+
+def _fftn_vjp(transform: Callable[..., Any], default: Any) -> Callable[..., Any]:
+    def vjp(g: Any, out: Any, a: Any, s: Any = None, axes: Any = default,
+            norm: Any = None) -> Any:
+        ax, _ = _axes_of(a, s, axes, default)
+        h = transform(g, None, ax, norm)
+        h = _resize_all(h, [shape_of(a)[i] for i in ax], ax)
+        return cast_cotangent(h, dtype_of(a))
+    return vjp
+
+
+def _forward(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def forward(a: Any, n: Any = None, axis: int = -1, norm: Any = None) -> np.ndarray:
+        _check_norm(name, norm)
+        return np.asarray(fn(a, n, axis, norm))
+    forward.__doc__ = f"numpy.fft.{name}(a, n, axis, norm)."
+    return forward
+
+
+def _forward_n(name: str, fn: Callable[..., Any], default: Any) -> Callable[..., Any]:
+    def forward(a: Any, s: Any = None, axes: Any = default, norm: Any = None) -> np.ndarray:
+        _check_norm(name, norm)
+        return np.asarray(fn(a, s, axes, norm))
+    forward.__doc__ = f"numpy.fft.{name}(a, s, axes, norm)."
+    return forward
+
+
+# -- the equivalents: numpy-style namespaces share numpy's signature ------------------
+def _torch(name: str, nd: bool = False) -> Callable[..., Any]:
+    if nd:
+        def call_n(torch: Any, a: Any, s: Any = None, axes: Any = None, norm: Any = None) -> Any:
+            dims = {} if axes is None else {"dim": axes}
+            return getattr(torch.fft, name)(a, s=s, norm=norm, **dims)
+        return call_n
+
+    def call(torch: Any, a: Any, n: Any = None, axis: int = -1, norm: Any = None) -> Any:
+        return getattr(torch.fft, name)(a, n=n, dim=axis, norm=norm)
+    return call
+
+
+def _tf(name: str, inverse: bool) -> Callable[..., Any]:
+    """tf.signal's transform of the innermost axis, scaled for ``norm``."""
+    def call(tf: Any, a: Any, n: Any = None, axis: int = -1, norm: Any = None) -> Any:
+        ndim = len(a.shape)
+        if n is not None or axis % ndim != ndim - 1:
+            raise NoEquivalent(f"tf.signal.{name} transforms the innermost axis, without "
+                               "numpy's n= (a frame length parameter with other semantics)")
+        length = float(int(a.shape[-1]))
+        x = tf.cast(a, tf.complex128) if name in ("fft", "ifft") else a
+        y = getattr(tf.signal, name)(x)
+        scale = _tf_scale(norm, inverse, length if name != "irfft" else
+                          float(2 * (length - 1)))
+        return y if scale == 1.0 else y * tf.cast(scale, y.dtype)
+    return call
+
+
+def _tf_scale(norm: Any, inverse: bool, n: float) -> float:
+    """What turns TensorFlow's fixed "backward" scaling into ``norm``'s."""
+    if norm in (None, "backward"):
+        return 1.0
+    if norm == "ortho":
+        return float(np.sqrt(n)) if inverse else 1.0 / float(np.sqrt(n))
+    return n if inverse else 1.0 / n
+
+
+def _eq(name: str, inverse: bool, nd: bool = False, tf: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {"numpy": f"fft.{name}", "torch": _torch(name, nd)}
+    if tf and not nd:
+        out["tensorflow"] = _tf(name, inverse)
+    return out
+
+
+def _params_1d(shapes: list[tuple[int, ...]]) -> list[Any]:
+    return list(NORMS)
+
+
+def _line(draw: Any) -> list[tuple[int, ...]]:
+    """A 1-D or 2-D input whose transformed (last) axis has 2 to 6 entries."""
+    from hypothesis import strategies as st
+
+    lead = draw(st.sampled_from([(), (2,)]))
+    return [(*lead, draw(st.integers(2, 6)))]
+
+
+def _plane(draw: Any) -> list[tuple[int, ...]]:
+    from hypothesis import strategies as st
+
+    lead = draw(st.sampled_from([(), (2,)]))
+    return [(*lead, draw(st.integers(2, 4)), draw(st.integers(2, 5)))]
+
+
+_BY_NAME: dict[str, Any] = {}
+
+
+def _late(name: str) -> Callable[..., Any]:
+    """The registered op ``name``, looked up when a rule runs (rules refer to their own op)."""
+    def call(*args: Any, **params: Any) -> Any:
+        return _BY_NAME[name](*args, **params)
+    return call
+
+
+fft: Op = define_op(
+    "fft", _forward("fft", np.fft.fft), vjp=_fft_vjp(_late("fft")), linear=True, family="fft",
+    inputs=("complex",), shapes=_line, params={"norm": _params_1d},
+    doc="numpy.fft.fft(a, n, axis, norm): the DFT along one axis.",
+    equivalents=_eq("fft", False),
+)
+ifft: Op = define_op(
+    "ifft", _forward("ifft", np.fft.ifft), vjp=_fft_vjp(_late("ifft")), linear=True,
+    family="fft", inputs=("complex",), shapes=_line, params={"norm": _params_1d},
+    doc="numpy.fft.ifft(a, n, axis, norm): the inverse DFT along one axis.",
+    equivalents=_eq("ifft", True),
+)
+fftn: Op = define_op(
+    "fftn", _forward_n("fftn", np.fft.fftn, None), vjp=_fftn_vjp(_late("fftn"), None),
+    linear=True, family="fft", inputs=("complex",), shapes=_plane,
+    params={"norm": _params_1d},
+    doc="numpy.fft.fftn(a, s, axes, norm): the DFT over several axes (all by default).",
+    equivalents=_eq("fftn", False, nd=True),
+)
+ifftn: Op = define_op(
+    "ifftn", _forward_n("ifftn", np.fft.ifftn, None), vjp=_fftn_vjp(_late("ifftn"), None),
+    linear=True, family="fft", inputs=("complex",), shapes=_plane,
+    params={"norm": _params_1d},
+    doc="numpy.fft.ifftn(a, s, axes, norm): the inverse DFT over several axes.",
+    equivalents=_eq("ifftn", True, nd=True),
+)
+fft2: Op = define_op(
+    "fft2", _forward_n("fft2", np.fft.fft2, (-2, -1)),
+    vjp=_fftn_vjp(_late("fftn"), (-2, -1)), linear=True, family="fft", inputs=("complex",),
+    shapes=_plane, params={"norm": _params_1d},
+    doc="numpy.fft.fft2(a, s, axes, norm): the DFT over the last two axes.",
+    equivalents=_eq("fft2", False, nd=True),
+)
+ifft2: Op = define_op(
+    "ifft2", _forward_n("ifft2", np.fft.ifft2, (-2, -1)),
+    vjp=_fftn_vjp(_late("ifftn"), (-2, -1)), linear=True, family="fft", inputs=("complex",),
+    shapes=_plane, params={"norm": _params_1d},
+    doc="numpy.fft.ifft2(a, s, axes, norm): the inverse DFT over the last two axes.",
+    equivalents=_eq("ifft2", True, nd=True),
+)
+_BY_NAME.update(fft=fft, ifft=ifft, fftn=fftn, ifftn=ifftn)
+
+
+# -- real to complex and back -------------------------------------------------------------
+def _rfft_forward(a: Any, n: Any = None, axis: int = -1, norm: Any = None) -> np.ndarray:
+    """numpy.fft.rfft(a, n, axis, norm): bins 0..n//2 of the DFT of a real array."""
+    _check_norm("rfft", norm)
+    if np.iscomplexobj(a):
+        raise TypeError("op 'rfft': a must be real, got a complex array (use fft)")
+    return np.asarray(np.fft.rfft(a, n, axis, norm))
+
+
+def _rfft_vjp(g: Any, out: Any, a: Any, n: Any = None, axis: int = -1,
+              norm: Any = None) -> Any:
+    length = shape_of(a)[axis] if n is None else n
+    return _resize(_rfft_transpose(g, length, axis, norm), shape_of(a)[axis], axis)
+
+
+def _irfft_vjp(g: Any, out: Any, a: Any, n: Any = None, axis: int = -1,
+               norm: Any = None) -> Any:
+    bins = shape_of(a)[axis]
+    length = 2 * (bins - 1) if n is None else n
+    return _irfft_transpose(g, length, bins, axis, norm)
+
+
+rfft: Op = define_op(
+    "rfft", _rfft_forward, vjp=_rfft_vjp, linear=True, family="fft", inputs=(REAL,),
+    shapes=_line, params={"norm": _params_1d},
+    equivalents=_eq("rfft", False),
+)
+irfft: Op = define_op(
+    "irfft", _forward("irfft", np.fft.irfft), vjp=_irfft_vjp, linear=True, family="fft",
+    inputs=("complex",), shapes=_line, params={"norm": _params_1d},
+    doc="numpy.fft.irfft(a, n, axis, norm): the real signal of length n (default "
+        "2 (m - 1)) whose rfft is a; the imaginary parts of the DC and (even n) Nyquist "
+        "bins are ignored.",
+    equivalents=_eq("irfft", True),
+)
+
+
+def _rfftn_forward(default: Any, name: str) -> Callable[..., Any]:
+    def forward(a: Any, s: Any = None, axes: Any = default, norm: Any = None) -> np.ndarray:
+        _check_norm(name, norm)
+        if np.iscomplexobj(a):
+            raise TypeError(f"op {name!r}: a must be real, got a complex array")
+        return np.asarray(np.fft.rfftn(a, s, axes, norm))
+    forward.__doc__ = f"numpy.fft.{name}(a, s, axes, norm): rfft over the last of the axes, " \
+                      "fft over the others."
+    return forward
+
+
+def _rfftn_vjp(default: Any) -> Callable[..., Any]:
+    def vjp(g: Any, out: Any, a: Any, s: Any = None, axes: Any = default,
+            norm: Any = None) -> Any:
+        ax, lengths = _axes_of(a, s, axes, default)
+        h = fftn(g, None, ax[:-1], norm) if len(ax) > 1 else g
+        h = _rfft_transpose(h, lengths[-1], ax[-1], norm)
+        return _resize_all(h, [shape_of(a)[i] for i in ax], ax)
+    return vjp
+
+
+def _irfftn_forward(default: Any, name: str) -> Callable[..., Any]:
+    def forward(a: Any, s: Any = None, axes: Any = default, norm: Any = None) -> np.ndarray:
+        _check_norm(name, norm)
+        return np.asarray(np.fft.irfftn(a, s, axes, norm))
+    forward.__doc__ = f"numpy.fft.{name}(a, s, axes, norm): ifft over all but the last of " \
+                      "the axes, irfft over the last."
+    return forward
+
+
+def _irfftn_vjp(default: Any) -> Callable[..., Any]:
+    def vjp(g: Any, out: Any, a: Any, s: Any = None, axes: Any = default,
+            norm: Any = None) -> Any:
+        ax, _ = _axes_of(a, s, axes, default)
+        bins = shape_of(a)[ax[-1]]
+        length = shape_of(g)[ax[-1]]  # the output's length along the last axis
+        h = _irfft_transpose(g, length, bins, ax[-1], norm)
+        if len(ax) > 1:
+            h = ifftn(h, None, ax[:-1], norm)
+            h = _resize_all(h, [shape_of(a)[i] for i in ax[:-1]], ax[:-1])
+        return h
+    return vjp
+
+
+rfftn: Op = define_op(
+    "rfftn", _rfftn_forward(None, "rfftn"), vjp=_rfftn_vjp(None), linear=True, family="fft",
+    inputs=(REAL,), shapes=_plane, params={"norm": _params_1d},
+    equivalents=_eq("rfftn", False, nd=True),
+)
+irfftn: Op = define_op(
+    "irfftn", _irfftn_forward(None, "irfftn"), vjp=_irfftn_vjp(None), linear=True,
+    family="fft", inputs=("complex",), shapes=_plane, params={"norm": _params_1d},
+    equivalents=_eq("irfftn", True, nd=True),
+)
+rfft2: Op = define_op(
+    "rfft2", _rfftn_forward((-2, -1), "rfft2"), vjp=_rfftn_vjp((-2, -1)), linear=True,
+    family="fft", inputs=(REAL,), shapes=_plane, params={"norm": _params_1d},
+    equivalents=_eq("rfft2", False, nd=True),
+)
+irfft2: Op = define_op(
+    "irfft2", _irfftn_forward((-2, -1), "irfft2"), vjp=_irfftn_vjp((-2, -1)), linear=True,
+    family="fft", inputs=("complex",), shapes=_plane, params={"norm": _params_1d},
+    equivalents=_eq("irfft2", True, nd=True),
+)
