@@ -18,9 +18,9 @@ import scipy.linalg
 from gradcheck.domains import REAL, Domain, WellConditioned
 from gradcheck.engine.op import Op, define_op
 from gradcheck.ops import reduce, shape
-from gradcheck.ops.elementwise import astype, zeros_like
+from gradcheck.ops.elementwise import zeros_like
 from gradcheck.ops.refs import NoEquivalent
-from gradcheck.ops.rules import dtype_of, fit, shape_of, unbroadcast
+from gradcheck.ops.rules import cast_cotangent, dtype_of, fit, shape_of, unbroadcast
 from gradcheck.ops.shape import dims
 
 __all__ = [
@@ -120,7 +120,7 @@ def _sum_to(g: Any, target: tuple[int, ...], dtype: Any) -> Any:
         g = reduce.sum(g, axis=axes)
     if shape_of(g) != target:
         g = shape.reshape(g, target)
-    return g if dtype_of(g) == dtype else astype(g, dtype)
+    return g if dtype_of(g) == dtype else cast_cotangent(g, dtype)
 
 
 def small_batch(draw: Any) -> tuple[int, ...]:
@@ -362,11 +362,25 @@ def _slogdet_forward(a: Any) -> tuple[Any, Any]:
     return np.asarray(sign), np.asarray(logabsdet)
 
 
+def _slogdet_vjp(g: Any, out: Any, a: Any) -> Any:
+    if dtype_of(a).kind != "c":  # the sign is locally constant: g[0] contributes nothing
+        return _scalar_per_matrix(g[1]) * mT(inv(a))
+    # tau = trace(inv(a) da): d log|det| = Re tau, d sign = sign * i Im tau; transposed
+    # under Re(x y): (g[1] + i Im(g[0] sign)) inv(a)^T
+    from gradcheck.ops.complex import complex_, imag
+    return _scalar_per_matrix(complex_(g[1], imag(g[0] * out[0]))) * mT(inv(a))
+
+
+def _slogdet_jvp(ts: Any, out: Any, a: Any) -> Any:
+    tau = _logdet_jvp(ts[0], a)
+    if dtype_of(a).kind != "c":
+        return zeros_like(out[0]), tau
+    from gradcheck.ops.complex import complex_, imag, real, zeros_like_real
+    return out[0] * complex_(zeros_like_real(tau), imag(tau)), real(tau)
+
+
 slogdet: Op = define_op(
-    "linalg.slogdet", _slogdet_forward,
-    # The sign is locally constant: its cotangent g[0] contributes nothing.
-    vjp=lambda g, out, a: _scalar_per_matrix(g[1]) * mT(inv(a)),
-    jvp=lambda ts, out, a: (zeros_like(out[0]), _logdet_jvp(ts[0], a)),
+    "linalg.slogdet", _slogdet_forward, vjp=_slogdet_vjp, jvp=_slogdet_jvp,
     nout=2, family="linalg", inputs=(WellConditioned(),), shapes=square_shapes,
     doc="numpy.linalg.slogdet: (sign, log|det|) of each square matrix; the sign has zero "
         "derivative.",

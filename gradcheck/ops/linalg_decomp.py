@@ -36,6 +36,7 @@ from gradcheck.ops.linalg import (
     diag_matrix,
     diagonal_part,
     eye_like,
+    inv,
     matmul,
     matrix_shapes,
     matrix_transpose,
@@ -43,14 +44,14 @@ from gradcheck.ops.linalg import (
     square_shapes,
 )
 from gradcheck.ops.refs import NoEquivalent, formula
-from gradcheck.ops.rules import dtype_of, fit, shape_of, unbroadcast
+from gradcheck.ops.rules import cast_cotangent, dtype_of, fit, shape_of, unbroadcast
 from gradcheck.ops.shape import dims
 
 __all__ = ["cholesky", "cholesky_grad", "qr", "eigh", "svd", "svdvals", "expm",
-           "expm_frechet", "inverse_gaps"]
+           "expm_frechet", "inverse_gaps", "eig", "eigvals"]
 
 #: Names exported in gradcheck.numpy.linalg (expm is scipy.linalg's, given a home here).
-LINALG = ["cholesky", "qr", "eigh", "svd", "svdvals", "expm"]
+LINALG = ["cholesky", "qr", "eigh", "eig", "eigvals", "svd", "svdvals", "expm"]
 
 mT = matrix_transpose
 
@@ -285,18 +286,39 @@ def _eigh_forward(a: Any, UPLO: str = "L") -> tuple[np.ndarray, np.ndarray]:
     check_square("linalg.eigh", a)
     if UPLO not in ("L", "U"):
         raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    if np.iscomplexobj(a):  # Hermitian: (a + a^H) / 2, eigenvectors in eig's phase gauge
+        w, v = np.linalg.eigh((a + np.conj(np.swapaxes(a, -1, -2))) * 0.5, UPLO=UPLO)
+        return w, _phase_fixed(v)
     w, v = np.linalg.eigh((a + np.swapaxes(a, -1, -2)) * 0.5, UPLO="L" if UPLO == "L" else "U")
     return w, v
 
 
+def _herm(x: Any) -> Any:
+    from gradcheck.ops.complex import conj
+
+    return (x + conj(mT(x))) * 0.5
+
+
 def _eigh_vjp(g, out, a, UPLO="L"):
     (gw, gv), (w, v) = g, out
+    if dtype_of(a).kind == "c":  # v^{-1} = v^H; the phase gauge as for eig
+        from gradcheck.ops.complex import as_complex, conj
+
+        gbar = _gauge_vjp(gv, v, unit_norm=False)
+        inner = diag_matrix(as_complex(gw)) + inverse_gaps(w) * matmul(mT(v), gbar)
+        return _herm(matmul(conj(v), matmul(inner, mT(v))))
     inner = diag_matrix(gw) + inverse_gaps(w) * matmul(mT(v), gv)
     return _sym(matmul(v, matmul(inner, mT(v))))
 
 
 def _eigh_jvp(ts, out, a, UPLO="L"):
     w, v = out
+    if dtype_of(a).kind == "c":
+        from gradcheck.ops.complex import conj, real
+
+        p = matmul(conj(mT(v)), matmul(_herm(ts[0]), v))
+        dv0 = matmul(v, inverse_gaps(w) * p)
+        return real(diagonal_part(p)), _gauge_jvp(dv0, v, unit_norm=False)
     p = matmul(mT(v), matmul(_sym(ts[0]), v))
     return diagonal_part(p), matmul(v, inverse_gaps(w) * p)
 
@@ -526,4 +548,123 @@ expm: Op = define_op(
     grad_op="linalg.expm_frechet", reference=scipy.linalg.expm,
     doc="scipy.linalg.expm, batched: the matrix exponential.",
     equivalents={"tensorflow": "linalg.expm"},  # numpy has none (autograd has no expm rule)
+)
+
+
+# -- eig and eigvals (general matrices, complex results) -----------------------------------
+# Cotangents follow JAX's convention: the VJP is the transpose of the JVP under Re(sum(x y)).
+# numpy's eigenvectors have unit norm and an arbitrary phase; the forward fixes the phase so
+# each vector's largest-modulus entry is real and positive, a gauge that is locally smooth,
+# and the rules are those of that gauge (the checker is told the phase is free: ``gauge=``).
+def _complex_dtype(a: Any) -> np.dtype:
+    return np.result_type(dtype_of(a), np.complex64)
+
+
+def _phase_fixed(v: np.ndarray) -> np.ndarray:
+    """Columns of ``v`` rotated so that each one's largest-modulus entry is real positive."""
+    pivot = np.take_along_axis(v, np.argmax(np.abs(v), axis=-2)[..., None, :], axis=-2)
+    return v * (np.abs(pivot) / pivot)
+
+
+def _pivot_mask(v: Any) -> np.ndarray:
+    """A constant one-hot mask of each column's largest-modulus entry (the phase pivot)."""
+    vv = np.asarray(value_of(v))
+    rows = np.argmax(np.abs(vv), axis=-2)
+    return (np.arange(vv.shape[-2])[:, None] == rows[..., None, :]).astype(vv.dtype)
+
+
+def _eig_forward(a: Any) -> tuple[np.ndarray, np.ndarray]:
+    check_square("linalg.eig", a)
+    w, v = np.linalg.eig(a)
+    dt = _complex_dtype(a)
+    return w.astype(dt), _phase_fixed(v.astype(dt))
+
+
+def _column_sums(x: Any) -> Any:
+    from gradcheck.ops.reduce import sum as sum_
+    return sum_(x, axis=-2, keepdims=True)
+
+
+def _gauge_jvp(dv0: Any, v: Any, unit_norm: bool) -> Any:
+    """``dv0`` plus the multiple of each eigenvector that keeps the gauge: unit norm
+    (``Re(v^H dv) = 0``, when ``unit_norm``) and a real pivot entry."""
+    from gradcheck.ops.complex import complex_, conj, imag, real, zeros_like_real
+
+    mask = _pivot_mask(v)
+    pivot = real(_column_sums(mask * v))  # real and positive by the forward's gauge
+    s = imag(_column_sums(mask * dv0)) / pivot
+    r = real(_column_sums(conj(v) * dv0)) if unit_norm else zeros_like_real(s)
+    return dv0 - v * complex_(r, s)
+
+
+def _gauge_vjp(gv: Any, v: Any, unit_norm: bool) -> Any:
+    """The transpose of :func:`_gauge_jvp` in ``dv0``."""
+    from gradcheck.ops.complex import as_complex, complex_, conj, imag, real, zeros_like_real
+
+    mask = _pivot_mask(v)
+    pivot = real(_column_sums(mask * v))
+    along = _column_sums(gv * v)  # sum_i gv_ik v_ik per column
+    out = gv + mask * complex_(zeros_like_real(pivot), -imag(along) / pivot)
+    if unit_norm:
+        out = out - conj(v) * as_complex(real(along))
+    return out
+
+
+def _eig_jvp(ts, out, a):
+    w, v = out
+    from gradcheck.ops.complex import as_complex
+
+    t = as_complex(ts[0])
+    p = matmul(inv(v), matmul(t, v))
+    dv0 = matmul(v, inverse_gaps(w) * p)
+    return diagonal_part(p), _gauge_jvp(dv0, v, unit_norm=True)
+
+
+def _eig_vjp(g, out, a):
+    (gw, gv), (w, v) = g, out
+    vi_t = mT(inv(v))
+    gbar = _gauge_vjp(gv, v, unit_norm=True)
+    inner = diag_matrix(gw) + inverse_gaps(w) * matmul(mT(v), gbar)
+    return cast_cotangent(matmul(vi_t, matmul(inner, mT(v))), dtype_of(a))
+
+
+def _np_eig(np_: Any, a: Any) -> tuple[Any, Any]:
+    w, v = np_.linalg.eig(a)
+    return w, v
+
+
+eig: Op = define_op(
+    "linalg.eig", _eig_forward, vjp=_eig_vjp, jvp=_eig_jvp,
+    nout=2, family="linalg", inputs=("complex_distinct_eig",), shapes=square_shapes,
+    doc="numpy.linalg.eig -> (w, v), complex, distinct eigenvalues; each eigenvector has unit "
+        "norm and its largest-modulus entry real positive (numpy's phase is arbitrary).",
+    gauge=((1, -1),),  # each eigenvector (a column of v) up to a phase
+    equivalents={"numpy": _np_eig, "torch": lambda torch, a: tuple(torch.linalg.eig(a)),
+                 "tensorflow": lambda tf, a: tuple(tf.linalg.eig(a))},
+)
+
+
+def _eigvals_forward(a: Any) -> np.ndarray:
+    check_square("linalg.eigvals", a)
+    return np.linalg.eigvals(a).astype(_complex_dtype(a))
+
+
+def _eigvals_vjp(g, out, a):
+    v = eig(a)[1]  # an op: the rule differentiates again
+    return cast_cotangent(matmul(mT(inv(v)), matmul(diag_matrix(g), mT(v))), dtype_of(a))
+
+
+def _eigvals_jvp(ts, out, a):
+    from gradcheck.ops.complex import as_complex
+
+    v = eig(a)[1]
+    return diagonal_part(matmul(inv(v), matmul(as_complex(ts[0]), v)))
+
+
+eigvals: Op = define_op(
+    "linalg.eigvals", _eigvals_forward, vjp=_eigvals_vjp, jvp=_eigvals_jvp,
+    family="linalg", inputs=("complex_distinct_eig",), shapes=square_shapes,
+    doc="numpy.linalg.eigvals (complex, distinct eigenvalues, LAPACK's order).",
+    equivalents={"numpy": "linalg.eigvals", "torch": "linalg.eigvals",
+                 "tensorflow": "linalg.eigvals"},
 )
