@@ -83,3 +83,9 @@ def test_cdist_has_no_forward_ad(planned: dict[str, Any]) -> None:
     report = _check(planned, "torch.cdist")
     assert {("unsupported", "jvp"), ("unsupported", "double_vjp")} <= _kinds(report)
     assert report.passed  # unsupported is information, not a failure
+
+
+def test_a_custom_ops_forward_mode_is_silently_zero(planned: dict[str, Any]) -> None:
+    report = _check(planned, WRAPPERS + "log1p_square")
+    assert ("silently_zero", "jvp") in _kinds(report)
+    assert not any(f.path == "vjp" for f in report.findings)  # its backward is right

@@ -28,7 +28,7 @@ __all__ = [
     "cholesky_solve", "lu_solve", "einsum", "multi_dot", "fft", "ifft", "rfft", "irfft", "hfft",
     "ihfft", "fft2", "rfft2", "fftn", "irfftn", "fftshift_rfft", "stft", "istft_roundtrip",
     "embedding", "embedding_bag", "one_hot_mix", "complex_abs", "polygamma", "batch_norm",
-    "layer_norm", "rms_norm", "group_norm",
+    "layer_norm", "rms_norm", "group_norm", "log1p_square",
 ]
 
 Tensor = Any
@@ -289,3 +289,23 @@ def rms_norm(x: Tensor, weight: Tensor, eps: float | None = None) -> Tensor:
 def group_norm(x: Tensor, weight: Tensor, bias: Tensor, num_groups: int = 2) -> Tensor:
     """``torch.nn.functional.group_norm`` (the group count comes after the input)."""
     return torch.nn.functional.group_norm(x, num_groups, weight, bias)
+
+
+# -- a torch.library custom op, written the way torch's documentation shows -----------------------
+@torch.library.custom_op("gradcheck_audit::log1p_square", mutates_args=())
+def log1p_square(x: torch.Tensor) -> torch.Tensor:
+    """``log(1 + x**2)`` as a ``torch.library`` custom op with ``register_autograd``: what
+    torch does with the forward mode of a user's custom op."""
+    return torch.log1p(x * x)
+
+
+def _log1p_square_context(ctx: Any, inputs: Any, output: Any) -> None:
+    ctx.save_for_backward(inputs[0])
+
+
+def _log1p_square_backward(ctx: Any, grad: Any) -> Any:
+    (x,) = ctx.saved_tensors
+    return grad * 2 * x / (1 + x * x)
+
+
+log1p_square.register_autograd(_log1p_square_backward, setup_context=_log1p_square_context)
