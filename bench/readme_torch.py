@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -125,7 +126,8 @@ def counts(reports: list[dict[str, Any]]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def render(data: dict[str, Any], seconds: float | None, torch_version: str) -> str:
+def render(data: dict[str, Any], seconds: float | None, torch_version: str,
+           load: float | None = None) -> str:
     reports = data["reports"]
     config = data.get("config", {})
     cats = categorize(reports)
@@ -135,6 +137,8 @@ def render(data: dict[str, Any], seconds: float | None, torch_version: str) -> s
         f"(seed {config.get('seed', 0)}, {config.get('examples', '?')} examples per row, "
         f"float64, mode {config.get('mode', 'fast')}"
         + (f"; {seconds:.0f} s wall time on this 2-core machine" if seconds else "")
+        + (f" at a load average of {load:.1f} (other jobs shared it)" if seconds and load
+           else "")
         + f"), then `python bench/readme_torch.py --json <results.json> --write`. "
         f"{len(reports)} rows (ops, activations per region, keyword-argument choices "
         f"explored), {clean} with no finding at all. The target is torch's own function, so "
@@ -155,12 +159,14 @@ def render(data: dict[str, Any], seconds: float | None, torch_version: str) -> s
     return "\n".join(lines)
 
 
-def _run_suite(path: Path) -> float:
+def _run_suite(path: Path) -> tuple[float, float]:
+    """The run's wall time and the machine's load average (1 min) over it."""
     start = time.perf_counter()
+    before = os.getloadavg()[0]
     subprocess.run([str(Path(sys.executable).parent / "gradcheck"), "run", "--suite",
                     "torch_audit", "--jobs", "2", "--json", str(path), "--no-html"],
                    cwd=ROOT, check=False, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, (before + os.getloadavg()[0]) / 2
 
 
 def _write(body: str) -> None:
@@ -177,15 +183,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=ROOT / "reports" / "torch_audit.json")
     parser.add_argument("--run", action="store_true", help="run the suite first (--jobs 2)")
     parser.add_argument("--seconds", type=float, help="the run's wall time, if measured")
+    parser.add_argument("--load", type=float, help="the load average during that run")
     parser.add_argument("--write", action="store_true", help="replace the README section")
     args = parser.parse_args(argv)
-    seconds = _run_suite(args.json) if args.run else args.seconds
+    seconds, load = _run_suite(args.json) if args.run else (args.seconds, args.load)
     try:
         import torch
         version = torch.__version__.split("+")[0]
     except ImportError:
         version = "(not installed here)"
-    body = render(json.loads(args.json.read_text()), seconds, version)
+    body = render(json.loads(args.json.read_text()), seconds, version, load)
     if args.write or args.run:
         _write(body)
     else:
