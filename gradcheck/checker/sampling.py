@@ -243,18 +243,17 @@ PHASE_SECTORS = 8
 
 def _phases(z: np.ndarray, margin: float, which: int) -> np.ndarray:
     """Complex values with their moduli kept and their phases moved to the centres of the
-    :data:`PHASE_SECTORS` sectors of the arc ``|arg| <= pi - margin`` (the first entries, one
-    per sector; a 0-d value to sector ``which``): every direction of the plane is probed, and
-    none on the real axis or a branch cut the domain keeps ``margin`` away from."""
+    :data:`PHASE_SECTORS` sectors of the arc ``|arg| <= pi - margin``: the first entries one
+    sector each, from sector ``which`` on (so strata cover every sector even with two
+    entries, or a 0-d value).  Every direction of the plane is probed, and none on the real
+    axis or a branch cut the domain keeps ``margin`` away from."""
     low, high = -np.pi + margin, np.pi - margin
     centres = low + (np.arange(PHASE_SECTORS) + 0.5) * (high - low) / PHASE_SECTORS
     out = np.array(z, copy=True)
     flat = out.reshape(-1)
-    if out.ndim == 0:
-        flat[0] = np.abs(flat[0]) * np.exp(1j * centres[which % PHASE_SECTORS])
-        return out
     n = min(PHASE_SECTORS, flat.size)
-    flat[:n] = np.abs(flat[:n]) * np.exp(1j * centres[:n])
+    sectors = (which + np.arange(n)) % PHASE_SECTORS
+    flat[:n] = np.abs(flat[:n]) * np.exp(1j * centres[sectors])
     return out
 
 
