@@ -39,6 +39,8 @@ def _plug_in() -> None:
 
     register_reference("autograd", "gradcheck.oracles.autograd:AutogradReference")
     register_reference("tensorflow", "gradcheck.oracles.tensorflow:TensorFlowReference")
+    register_reference("tf_function",
+                       "gradcheck.oracles.tensorflow:TensorFlowFunctionReference")
     register_reference("torch", "gradcheck.oracles.torch:TorchReference")
     register_reference("jax", "gradcheck.oracles.jax:JaxReference")
     register_target_kind("gradcheck.oracles.targets:is_framework_function",

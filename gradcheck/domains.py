@@ -580,7 +580,7 @@ def domain_from_table(table: dict[str, Any], where: str) -> Domain:
     try:
         # the named domain with these arguments changed ("upper_triangular" stays upper)
         if base is not None and dataclasses.is_dataclass(base):
-            return dataclasses.replace(base, **table)  # type: ignore[type-var]
+            return dataclasses.replace(base, **table)
         return kind(**table)
     except (TypeError, ValueError) as error:
         fields: list[str] = [f.name for f in dataclasses.fields(kind)] \

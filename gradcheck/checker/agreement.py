@@ -113,6 +113,9 @@ def examine_reference(sess: Session, ref: Reference, wanted: set[tuple[str, str]
     # fast projections for a framework: its bugs show in them, and whole Jacobians of a
     # framework's second-order maps would cost thousands of framework calls per example
     options = replace(sess.options, mode="fast")
+    own = getattr(ref, "paths", None)  # a side that computes only some paths its own way
+    if own is not None:
+        options = replace(options, paths=tuple(p for p in options.paths if p in own))
     rs = Session(sess.target, example, options, problem=bind(example), side=ref.name,
                  rebind=bind)
     try:
@@ -128,7 +131,7 @@ def examine_reference(sess: Session, ref: Reference, wanted: set[tuple[str, str]
     if differs is not None:  # judged on its own forward; comparing values means nothing
         return [differs, *rs.outcomes]
     if skipped is None:
-        for path in sess.options.paths:
+        for path in options.paths:
             if wanted is None or (path, ref.name) in wanted:
                 _agree(sess, rs, path)
     return rs.outcomes

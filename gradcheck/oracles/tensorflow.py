@@ -52,9 +52,12 @@ from gradcheck.oracles.tf_support import (
     outputs_of,
 )
 
-__all__ = ["TensorFlowOracle", "TensorFlowProblem", "TensorFlowReference"]
+__all__ = ["TensorFlowOracle", "TensorFlowProblem", "TensorFlowReference",
+           "TensorFlowFunctionReference", "FORWARD_MODES"]
 
 Arrays = list[np.ndarray]
+#: How ``jvp`` runs ForwardAccumulator: eagerly, or traced inside a ``tf.function``.
+FORWARD_MODES = ("eager", "function")
 
 #: What each kind of dependence on the dummy means, for the leak finding's message.
 MEANING = {"control": "only through control dependencies: any value of the right shape "
@@ -67,13 +70,22 @@ class TensorFlowProblem:
     """``fn(*args)`` written with TensorFlow; ``positions`` are the differentiated arguments.
 
     Floating arguments are float64 (TensorFlow's most accurate), complex ones complex128;
-    ``fn`` must return float64 or complex128."""
+    ``fn`` must return float64 or complex128, or float32 for an op with a float32 kernel only
+    (the checker's tolerances then follow the float32 output)."""
 
     #: TensorFlow's VJP of holomorphic f is ``c·conj(f'(z))`` (see :mod:`.conventions`).
     cotangent_convention = convention_of("tensorflow")
 
     def __init__(self, fn: Callable[..., Any], args: Sequence[Any], positions: Sequence[int],
-                 name: str) -> None:
+                 name: str, forward_mode: str = "eager") -> None:
+        if forward_mode not in FORWARD_MODES:
+            raise ValueError(f"{name}: forward_mode must be one of {', '.join(FORWARD_MODES)}, "
+                             f"got {forward_mode!r}")
+        #: "eager": ``jvp`` is an eager ForwardAccumulator; "function": the same accumulator
+        #: traced inside a ``tf.function`` (once per problem: its shapes are fixed).
+        self.forward_mode = forward_mode
+        self._traced_jvp: Any = None
+        self._out_dtypes: list[Any] = []
         self.tf = import_tensorflow()
         self.call: Call = replace(make_call(fn, list(args), tuple(positions)), name=name)
         self.name = name
@@ -94,7 +106,15 @@ class TensorFlowProblem:
         tf, call = self.tf, self.call
         outs, self.returns_tuple = outputs_of(tf, call, call.fn(*as_tensor_args(tf, call,
                                                                                 primals)))
+        self._out_dtypes = [o.dtype for o in outs]
         return outs
+
+    def _cotangents(self, values: Sequence[Any]) -> list[Any]:
+        """Constants in the outputs' dtypes (float32 for a float32-only kernel)."""
+        consts = self._constants(values)
+        dtypes = self._out_dtypes or [c.dtype for c in consts]
+        return [c if c.dtype == d else self.tf.cast(c, d)
+                for c, d in zip(consts, dtypes, strict=True)]
 
     def _dense(self, values: Sequence[Any], like: Sequence[Any]) -> Arrays:
         """numpy arrays; an unconnected (None) or ``IndexedSlices`` gradient made dense."""
@@ -103,6 +123,9 @@ class TensorFlowProblem:
 
     def _grads(self, tape: Any, targets: Any, sources: Any, weights: Any) -> list[Any]:
         # densified: tf.gather's IndexedSlices cannot be differentiated again as they are
+        # a float32 output (a float32-only kernel) takes its cotangent in float32
+        weights = [w if w.dtype == t.dtype else self.tf.cast(w, t.dtype)
+                   for w, t in zip(weights, targets, strict=True)]
         grads = tape.gradient(targets, sources, output_gradients=weights,
                               unconnected_gradients=self.tf.UnconnectedGradients.ZERO)
         return [self.tf.convert_to_tensor(g) for g in grads]
@@ -120,17 +143,28 @@ class TensorFlowProblem:
             tape.watch(xs)
             outs = self._outputs(xs)
         with missing_gradient(self.name, "the VJP"):
-            return self._dense(self._grads(tape, outs, xs, self._constants(cotangents)), xs)
+            return self._dense(self._grads(tape, outs, xs, self._cotangents(cotangents)), xs)
 
     def jvp(self, primals: Sequence[Any], tangents: Sequence[Any]) -> Arrays:
         self.counts["jvp"] += 1
-        xs = self._constants(primals)
+        xs, us = self._constants(primals), self._constants(tangents)
         # ForwardAccumulator transposes each op's VJP, so a missing 2nd gradient shows here.
         with missing_gradient(self.name, "the VJP again (TF forward mode transposes it)"):
-            with self.tf.autodiff.ForwardAccumulator(xs, self._constants(tangents)) as acc:
-                outs = self._outputs(xs)
-            jvps = acc.jvp(outs, unconnected_gradients=self.tf.UnconnectedGradients.ZERO)
+            if self.forward_mode == "eager":
+                outs, jvps = self._accumulate(xs, us)
+            else:
+                if self._traced_jvp is None:
+                    self._traced_jvp = self.tf.function(self._accumulate, autograph=False)
+                outs, jvps = self._traced_jvp(xs, us)
         return self._dense(jvps, outs)
+
+    def _accumulate(self, xs: list[Any], us: list[Any]) -> tuple[list[Any], list[Any]]:
+        """The outputs and their JVPs by one ForwardAccumulator (eager, or traced)."""
+        with self.tf.autodiff.ForwardAccumulator(xs, us) as acc:
+            outs = self._outputs(xs)
+        jvps = acc.jvp(outs, unconnected_gradients=self.tf.UnconnectedGradients.ZERO)
+        return outs, [self.tf.zeros_like(o) if j is None else self.tf.convert_to_tensor(j)
+                      for o, j in zip(outs, jvps, strict=True)]
 
     def double_vjp(self, primals: Sequence[Any], tangents: Sequence[Any],
                    dummies: Sequence[Any]) -> tuple[Arrays, bool]:
@@ -169,11 +203,12 @@ class TensorFlowProblem:
     def hvp_fwd_rev(self, primals: Sequence[Any], cotangents: Sequence[Any],
                     tangents: Sequence[Any], cotangent_tangents: Sequence[Any]) -> Arrays:
         self.counts["hvp_fwd_rev"] += 1
-        xs, vs = self._constants(primals), self._constants(cotangents)
+        xs, vs = self._constants(primals), self._cotangents(cotangents)
         tf = self.tf
         with missing_gradient(self.name, "the VJP again (second order)"):
             with tf.autodiff.ForwardAccumulator(
-                    [*xs, *vs], self._constants([*tangents, *cotangent_tangents])) as acc:
+                    [*xs, *vs], [*self._constants(tangents),
+                                 *self._cotangents(cotangent_tangents)]) as acc:
                 with tf.GradientTape() as tape:
                     tape.watch(xs)
                     outs = self._outputs(xs)
@@ -184,7 +219,7 @@ class TensorFlowProblem:
     def hvp_rev_rev(self, primals: Sequence[Any], cotangents: Sequence[Any],
                     second: Sequence[Any]) -> tuple[Arrays, Arrays]:
         self.counts["hvp_rev_rev"] += 1
-        xs, vs = self._constants(primals), self._constants(cotangents)
+        xs, vs = self._constants(primals), self._cotangents(cotangents)
         tf = self.tf
         with missing_gradient(self.name, "the VJP again (second order)"):
             with tf.GradientTape() as outer:
@@ -209,7 +244,7 @@ class TensorFlowProblem:
                     outs = self._outputs(xs)
                 t_out = [tf.convert_to_tensor(t) for t in
                          acc.jvp(outs, unconnected_gradients=tf.UnconnectedGradients.ZERO)]
-            res = self._dense(self._grads(outer, t_out, [*xs, *us], self._constants(cotangents)),
+            res = self._dense(self._grads(outer, t_out, [*xs, *us], self._cotangents(cotangents)),
                               [*xs, *us])
         return res[:len(xs)], res[len(xs):]
 
@@ -249,3 +284,32 @@ class TensorFlowReference(EquivalentReference):
 
     def oracle(self) -> Oracle:
         return TensorFlowOracle()
+
+
+class TensorFlowFunctionReference:
+    """TensorFlow's forward mode inside ``tf.function``, as a reference side of a TensorFlow
+    target: the target's own function at the same example, its ``jvp`` by a
+    ``ForwardAccumulator`` traced in a ``tf.function`` (the target's own ``jvp`` is the eager
+    accumulator, its ``double_vjp`` the graph-mode double-VJP).  Only ``jvp`` is checked on
+    this side (:attr:`paths`): the other paths would repeat the eager side's.  Its findings
+    carry ``side="tf_function"``, and its ``jvp`` is compared with the eager one."""
+
+    name = "tf_function"
+    #: The paths this side computes differently from the target (see ``examine_reference``).
+    paths = ("jvp",)
+
+    def status(self) -> str | None:
+        return TensorFlowOracle().status()
+
+    def supports(self, target: Any) -> str | None:
+        if getattr(target, "framework", None) != "tensorflow":
+            return "tf_function audits TensorFlow functions only (the target is not one)"
+        return None
+
+    def bind(self, target: Any, example: Any) -> TensorFlowProblem:
+        problem = target.bind(example)
+        if not isinstance(problem, TensorFlowProblem):
+            raise TypeError(f"tf_function: {target.name} is not bound to a TensorFlow problem")
+        call = problem.call
+        return TensorFlowProblem(call.fn, call.args, call.argnums, call.name,
+                                 forward_mode="function")

@@ -82,11 +82,12 @@ def outputs_of(tf: ModuleType, call: Call, out: Any) -> tuple[list[Any], bool]:
     outs = []
     for k, value in enumerate(list(out) if is_tuple else [out]):
         tensor = tf.convert_to_tensor(value)
-        if tensor.dtype not in (tf.float64, tf.complex128):
+        if tensor.dtype not in (tf.float64, tf.complex128, tf.float32):
             label = f"output {k}" if is_tuple else "the output"
             raise ValueError(f"{call.name}: {label} has dtype {tensor.dtype.name}; the "
-                             "TensorFlow oracle works in float64 or complex128 (create "
-                             "constants inside fn with dtype=tf.float64)")
+                             "TensorFlow oracle works in float64 or complex128, or float32 "
+                             "for a float32-only kernel (create constants inside fn with "
+                             "dtype=tf.float64)")
         outs.append(tensor)
     return outs, is_tuple
 
