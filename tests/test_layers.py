@@ -19,7 +19,7 @@ PACKAGE = Path(gradcheck.__file__).parent
 
 #: Lowest first; a module may import its own layer or a lower one.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("gradcheck.engine", "gradcheck.domains"),
+    ("gradcheck.engine", "gradcheck.domains", "gradcheck.domains_complex"),
     ("gradcheck.ops", "gradcheck.numpy", "gradcheck.nn", "gradcheck.special", "gradcheck.extend"),
     ("gradcheck.checker",),
     ("gradcheck.oracles", "gradcheck.references"),

@@ -68,6 +68,13 @@ def _per_matrix(f: Callable[..., Any]) -> Callable[..., np.ndarray]:
     return batched
 
 
+def _phase_fixed_eig(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """numpy's eig with each eigenvector's largest-modulus entry made real positive."""
+    w, v = np.linalg.eig(a)
+    pivot = np.take_along_axis(v, np.argmax(np.abs(v), axis=-2)[..., None, :], axis=-2)
+    return w, v * (np.abs(pivot) / pivot)
+
+
 def _tuple(f: Callable[..., Any]) -> Callable[..., tuple[Any, ...]]:
     return lambda *a, **p: tuple(f(*a, **p))
 
@@ -134,6 +141,10 @@ CASES = [
            ((3, 4),), label="svd-wide"),
     OpCase("linalg.svd", _tuple(np.linalg.svd), shapes=((2, 3, 3),), label="svd-square-default",
            no_autograd="autograd has no svd rule for full_matrices=True (it says so)"),
+    OpCase("linalg.eig", lambda a: _phase_fixed_eig(a), shapes=((2, 3, 3),), label="eig",
+           no_autograd=NO_EQUIVALENT),
+    OpCase("linalg.eigvals", np.linalg.eigvals, shapes=((2, 3, 3),), label="eigvals",
+           no_autograd=NO_EQUIVALENT),
     OpCase("linalg.svdvals", np.linalg.svdvals,
            shapes=((2, 3, 4),), label="svdvals"),
     OpCase("linalg.expm", scipy.linalg.expm, shapes=((2, 3, 3),), label="expm",

@@ -44,6 +44,15 @@ def _inputs(op: str, value: Any) -> tuple[Domain, ...]:
     return tuple(as_domain(d, f"op {op!r}: inputs[{i}]") for i, d in enumerate(value))
 
 
+def _complex_inputs(op: str, value: Any) -> tuple[Domain, ...]:
+    """One domain per input for sweeping the op on complex values (a real input keeps a real
+    domain), as ``inputs=`` takes them."""
+    if not isinstance(value, (tuple, list)):
+        raise _bad(op, "complex_inputs", "a tuple with one domain per input (such as "
+                   "'complex' or 'complex_cut')", value)
+    return tuple(as_domain(d, f"op {op!r}: complex_inputs[{i}]") for i, d in enumerate(value))
+
+
 def _shapes(op: str, value: Any) -> Any:
     if not (isinstance(value, str) or callable(value)):
         raise _bad(op, "shapes", "a signature string such as '(...),(...)' or a callable "
@@ -127,6 +136,9 @@ SCHEMA: dict[str, Validator] = {
     "reference": _callable("reference= a callable computing the op's value"),
     "equivalents": validate_equivalents,  # {namespace: dotted name | Equivalent}
     "gauge": _gauge,  # tuple[tuple[int, int], ...]: (output index, axis)
+    # tuple[Domain, ...]: where to draw complex inputs for an op that also takes complex
+    # values (its rules hold for complex64/complex128 in JAX's convention)
+    "complex_inputs": _complex_inputs,
 }
 
 

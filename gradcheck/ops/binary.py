@@ -86,6 +86,7 @@ power = _binary(
          lambda t, out, x, y: fit(t * _pow_dy(x, y, out), out)),
     # |y| <= 3 keeps x**y finite at every magnitude the checker explores (x up to ~3e3)
     inputs=(POSITIVE, Interval(-3.0, 3.0)),
+    complex_inputs=("complex_cut", "complex"),
     equivalents={"numpy": "power", "tensorflow": "math.pow"},
 )
 

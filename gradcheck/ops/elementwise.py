@@ -154,13 +154,14 @@ def _abs_jvp(ts: Any, out: Any, x: Any) -> Any:
 
 abs: Op = _elementwise("abs", lambda x: np.abs(x), _abs_vjp, _abs_jvp,  # noqa: A001 - numpy's
                        kinks=(0.0,), equivalents={"numpy": "abs", "tensorflow": "math.abs"},
+                       complex_inputs=("complex_nonzero",),
                        doc="numpy.abs, elementwise; of a complex array, the modulus |z|.")
 absolute = abs
 square: Op = _unary("square", lambda x: np.square(x), lambda x, out: 2 * x,
                     equivalents={"numpy": "square", "tensorflow": "math.square"})
 
 # -- exponentials and logarithms --------------------------------------------------------
-exp: Op = _unary("exp", lambda x: np.exp(x), lambda x, out: out,
+exp: Op = _unary("exp", lambda x: np.exp(x), lambda x, out: out, complex_inputs=("complex",),
                  equivalents={"numpy": "exp", "tensorflow": "math.exp"})
 expm1: Op = _unary("expm1", lambda x: np.expm1(x), lambda x, out: out + 1,
                    equivalents={"numpy": "expm1", "tensorflow": "math.expm1"})
@@ -169,6 +170,7 @@ exp2: Op = _unary("exp2", lambda x: np.exp2(x), lambda x, out: out * LN2,
                   equivalents={"numpy": "exp2", "tensorflow": "experimental.numpy.exp2"})
 log: Op = _elementwise("log", lambda x: np.log(x), vjp=lambda g, out, x: g / x,
                        jvp=lambda ts, out, x: ts[0] / x, domain=POSITIVE,
+                       complex_inputs=("complex_cut",),
                        equivalents={"numpy": "log", "tensorflow": "math.log"})
 log2: Op = _elementwise("log2", lambda x: np.log2(x), vjp=lambda g, out, x: g / (x * LN2),
                         jvp=lambda ts, out, x: ts[0] / (x * LN2), domain=POSITIVE,
@@ -193,7 +195,7 @@ sqrt_grad: Op = _gradient_op(
 )
 sqrt: Op = _elementwise("sqrt", lambda x: np.sqrt(x), vjp=lambda g, out, x: sqrt_grad(out, g),
                         jvp=lambda ts, out, x: sqrt_grad(out, ts[0]), domain=POSITIVE,
-                        grad_op="sqrt_grad",
+                        grad_op="sqrt_grad", complex_inputs=("complex_cut",),
                         equivalents={"numpy": "sqrt", "tensorflow": "math.sqrt"})
 
 # RsqrtGrad(y, dy) = -dy y^3 / 2; TF's _RsqrtGradGrad: (-3/2 g dy y^2, RsqrtGrad(y, g)).
@@ -228,6 +230,7 @@ reciprocal: Op = _elementwise("reciprocal", lambda x: np.reciprocal(x),
                               vjp=lambda g, out, x: reciprocal_grad(out, g),
                               jvp=lambda ts, out, x: reciprocal_grad(out, ts[0]),
                               domain=NonZero(), grad_op="reciprocal_grad",
+                              complex_inputs=("complex_nonzero",),
                               equivalents={"numpy": "reciprocal", "tensorflow": "math.reciprocal"})
 # The cube root's derivative is infinite at 0: sample away from it.
 cbrt: Op = _unary(
@@ -239,9 +242,9 @@ cbrt: Op = _unary(
 )
 
 # -- trigonometric ----------------------------------------------------------------------
-sin: Op = _unary("sin", lambda x: np.sin(x), lambda x, out: cos(x),
+sin: Op = _unary("sin", lambda x: np.sin(x), lambda x, out: cos(x), complex_inputs=("complex",),
                  equivalents={"numpy": "sin", "tensorflow": "math.sin"})
-cos: Op = _unary("cos", lambda x: np.cos(x), lambda x, out: -sin(x),
+cos: Op = _unary("cos", lambda x: np.cos(x), lambda x, out: -sin(x), complex_inputs=("complex",),
                  equivalents={"numpy": "cos", "tensorflow": "math.cos"})
 # tan has poles at +-pi/2: stay where it is well conditioned.
 tan: Op = _unary("tan", lambda x: np.tan(x), lambda x, out: 1 + square(out),
@@ -275,6 +278,7 @@ tanh_grad: Op = _gradient_op(
 )
 tanh: Op = _elementwise("tanh", lambda x: np.tanh(x), vjp=lambda g, out, x: tanh_grad(out, g),
                         jvp=lambda ts, out, x: tanh_grad(out, ts[0]), grad_op="tanh_grad",
+                        complex_inputs=("complex",),
                         equivalents={"numpy": "tanh", "tensorflow": "math.tanh"})
 # TensorFlow's forms: 1 / cosh(asinh x) and 1 / sinh(acosh x).
 arcsinh: Op = _unary("arcsinh", lambda x: np.arcsinh(x), lambda x, out: 1 / cosh(out),

@@ -216,6 +216,7 @@ matmul: Op = define_op(
     vjp=(_matmul_vjp_x, _matmul_vjp_y),
     jvp=(lambda t, out, x, y: matmul(t, y), lambda t, out, x, y: matmul(x, t)),
     family="linalg", inputs=(REAL, REAL), shapes=_matmul_shapes,
+    complex_inputs=("complex", "complex"),
     doc="numpy.matmul: batched matrix product; 1-D operands are promoted as in numpy.",
     equivalents={"numpy": "matmul", "tensorflow": _tf_matmul},
 )
@@ -326,6 +327,7 @@ inv: Op = define_op(
     vjp=lambda g, out, a: -matmul(mT(out), matmul(g, mT(out))),
     jvp=lambda ts, out, a: -matmul(out, matmul(ts[0], out)),
     family="linalg", inputs=(WellConditioned(),), shapes=square_shapes,
+    complex_inputs=("complex_well_conditioned",),
     reference=np.linalg.inv, doc="numpy.linalg.inv: the inverse of each square matrix.",
     equivalents={"numpy": "linalg.inv", "tensorflow": "linalg.inv"},
 )
@@ -351,6 +353,7 @@ det: Op = define_op(
     vjp=lambda g, out, a: _scalar_per_matrix(g * out) * mT(inv(a)),
     jvp=lambda ts, out, a: out * _logdet_jvp(ts[0], a),
     family="linalg", inputs=(WellConditioned(),), shapes=square_shapes,
+    complex_inputs=("complex_well_conditioned",),
     reference=np.linalg.det, doc="numpy.linalg.det: the determinant of each square matrix.",
     equivalents={"numpy": "linalg.det", "tensorflow": "linalg.det"},
 )
@@ -382,6 +385,7 @@ def _slogdet_jvp(ts: Any, out: Any, a: Any) -> Any:
 slogdet: Op = define_op(
     "linalg.slogdet", _slogdet_forward, vjp=_slogdet_vjp, jvp=_slogdet_jvp,
     nout=2, family="linalg", inputs=(WellConditioned(),), shapes=square_shapes,
+    complex_inputs=("complex_well_conditioned",),
     doc="numpy.linalg.slogdet: (sign, log|det|) of each square matrix; the sign has zero "
         "derivative.",
     equivalents={"numpy": lambda np_, a: tuple(np_.linalg.slogdet(a)),
@@ -453,6 +457,7 @@ solve: Op = define_op(
     vjp=_solve_vjp,
     jvp=(_solve_jvp_a, lambda t, out, a, b: fit(solve(a, t), out)),
     family="linalg", inputs=(WellConditioned(), REAL), shapes=_rhs_shapes,
+    complex_inputs=("complex_well_conditioned", "complex"),
     doc="numpy.linalg.solve: x with a @ x = b; b is a vector if 1-D, else a stack of matrices.",
     equivalents={"numpy": "linalg.solve", "autograd": _ag_solve,
                  "tensorflow": lambda tf, a, b: tf_solver(tf, tf.linalg.solve, a, b)},

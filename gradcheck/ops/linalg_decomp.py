@@ -287,7 +287,8 @@ def _eigh_forward(a: Any, UPLO: str = "L") -> tuple[np.ndarray, np.ndarray]:
     if UPLO not in ("L", "U"):
         raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
     if np.iscomplexobj(a):  # Hermitian: (a + a^H) / 2, eigenvectors in eig's phase gauge
-        w, v = np.linalg.eigh((a + np.conj(np.swapaxes(a, -1, -2))) * 0.5, UPLO=UPLO)
+        herm = (a + np.conj(np.swapaxes(a, -1, -2))) * 0.5
+        w, v = np.linalg.eigh(herm, UPLO="L" if UPLO == "L" else "U")
         return w, _phase_fixed(v)
     w, v = np.linalg.eigh((a + np.swapaxes(a, -1, -2)) * 0.5, UPLO="L" if UPLO == "L" else "U")
     return w, v
@@ -329,7 +330,8 @@ eigh: Op = define_op(
     nout=2, family="linalg", inputs=(DistinctEig(),), shapes=square_shapes,
     doc="numpy.linalg.eigh of (a + a^T) / 2 -> (w, v), distinct eigenvalues, numpy's signs "
         "(UPLO is accepted for numpy's signature; after symmetrizing both triangles agree).",
-    gauge=((1, -1),),  # each eigenvector (a column of v) up to its sign
+    gauge=((1, -1),),  # each eigenvector (a column of v) up to its sign (a phase if complex)
+    complex_inputs=("hermitian",),
     # a is symmetrised first, so which triangle LAPACK would read does not matter
     equivalents={"numpy": lambda np_, a, UPLO="L": tuple(np_.linalg.eigh(_np_sym(np_, a),
                                                                         UPLO=UPLO)),
@@ -628,6 +630,11 @@ def _eig_vjp(g, out, a):
     return cast_cotangent(matmul(vi_t, matmul(inner, mT(v))), dtype_of(a))
 
 
+def _tf_eig_order(tf: Any, a: Any) -> Any:
+    raise NoEquivalent("tf.linalg.eig orders the eigenvalues differently from LAPACK's geev "
+                       "(numpy's, torch's), so outputs cannot be matched position by position")
+
+
 def _np_eig(np_: Any, a: Any) -> tuple[Any, Any]:
     w, v = np_.linalg.eig(a)
     return w, v
@@ -640,7 +647,7 @@ eig: Op = define_op(
         "norm and its largest-modulus entry real positive (numpy's phase is arbitrary).",
     gauge=((1, -1),),  # each eigenvector (a column of v) up to a phase
     equivalents={"numpy": _np_eig, "torch": lambda torch, a: tuple(torch.linalg.eig(a)),
-                 "tensorflow": lambda tf, a: tuple(tf.linalg.eig(a))},
+                 "tensorflow": _tf_eig_order},
 )
 
 
@@ -666,5 +673,5 @@ eigvals: Op = define_op(
     family="linalg", inputs=("complex_distinct_eig",), shapes=square_shapes,
     doc="numpy.linalg.eigvals (complex, distinct eigenvalues, LAPACK's order).",
     equivalents={"numpy": "linalg.eigvals", "torch": "linalg.eigvals",
-                 "tensorflow": "linalg.eigvals"},
+                 "tensorflow": _tf_eig_order},
 )
