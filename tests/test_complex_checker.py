@@ -482,3 +482,21 @@ def test_correct_complex_ops_pass_at_20_seeds(name: str) -> None:
         report = check(OPS[name], seed=seed, dtypes=["complex128", "complex64"], examples=3,
                        paths=PATHS.get(name))
         assert report.passed, (name, seed, report.failures)
+
+
+@pytest.mark.torch
+@pytest.mark.autograd
+def test_registry_op_and_its_references_agree_across_conventions() -> None:
+    """gradcheck's conj against autograd's (the same convention) and torch's (the conjugate
+    one) inside the one checker: every cell passes, agreement included."""
+    report = check("conj", references=["numeric", "self", "autograd", "torch"],
+                   dtypes=["complex128"], examples=2)
+    assert report.passed, report.failures
+    statuses = {(c.reference, c.status) for c in report.cells}
+    assert {("autograd", "pass"), ("torch", "pass")} <= statuses
+
+
+def test_mixed_real_and_complex_inputs_and_outputs() -> None:
+    report = check(lambda x, z: (gnp.exp(x) * z, gnp.real(z) * x), inputs=["real", "complex"],
+                   examples=3)
+    assert report.passed, report.failures
