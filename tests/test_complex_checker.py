@@ -380,7 +380,9 @@ def _jax_cases() -> list[tuple[str, Callable[..., Any], Any, tuple[str, str, str
 @pytest.mark.jax
 def test_jax_custom_rules_on_complex_values() -> None:
     for name, fn, x, failure in _jax_cases():
-        report = check(fn, inputs=[x], paths=["vjp", "jvp"], examples=3, name=name)
+        # a custom_vjp function has no forward mode: its JVP is JAX's "unsupported"
+        paths = ["vjp", "jvp"] if "tangents" in name or name == "z|z|²" else ["vjp"]
+        report = check(fn, inputs=[x], paths=paths, examples=2, name=name)
         if failure is None:
             assert report.passed, (name, report.failures)
         else:
@@ -419,7 +421,7 @@ def test_torch_functions_on_complex_values() -> None:
         ("|z|²", _torch_function(lambda z: (z * z.conj()).real, lambda z, g: 2 * g * z), None),
     ]
     for name, fn, failure in cases:
-        report = check(fn, inputs=[Z], paths=["vjp"], examples=3, name=name)
+        report = check(fn, inputs=[Z], paths=["vjp"], examples=2, name=name)
         if failure is None:
             assert report.passed, (name, report.failures)
         else:
