@@ -58,6 +58,14 @@ def test_cluster_results_equal_local_processes(cluster: Any) -> None:
     assert sorted(seen) == sorted((op, s) for op in BROKEN for s in (0, 1))
     assert [(r.op, r.seed) for r in on_cluster.reports] == sorted(seen)
     assert not on_cluster.passed  # the broken ops are found on the cluster too
+    # the sweep's contained processes ended with it (a new sweep reads edited modules anew)
+    from gradcheck.checker.executors.child import end_children
+
+    client = distributed.Client(cluster.scheduler_address, set_as_default=False)
+    try:
+        assert set(client.run(end_children).values()) == {0}
+    finally:
+        client.close()
 
 
 def test_ops_that_crash_hang_or_exit_read_as_on_local_processes(

@@ -6,7 +6,8 @@ thread; Dask runs tasks in threads), an op that exits or crashes kills only this
 The process is started with :mod:`subprocess` (a Dask worker is a daemonic process, which
 ``multiprocessing`` forbids to have children), reads one pickled unit per line on stdin and
 answers on the stdout it had at start (an op's own prints go to stderr).  It lives as long as
-its thread and dies with it (``PR_SET_PDEATHSIG``).
+its sweep: the sweep ends it (:func:`end_children`), and it dies with its thread
+(``PR_SET_PDEATHSIG``); a new sweep starts new ones, so edited op modules are read again.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import IO, Any
 from gradcheck.checker.executors.local import died_report, grace, timed_out_report
 from gradcheck.checker.executors.unit import ONE_THREAD, Unit
 
-__all__ = ["run_contained", "READY"]
+__all__ = ["run_contained", "end_children", "READY"]
 
 #: What the process says once it has imported the user's modules and the registry.
 READY = "ready"
@@ -45,7 +46,7 @@ _children: dict[int, _Child] = {}  # by thread
 _lock = threading.Lock()
 
 
-def _start(spec: str | None, imports: tuple[str, ...]) -> _Child:
+def _start(spec: str | None, imports: tuple[str, ...], sweep: str) -> _Child:
     env = {**os.environ, **{k: os.environ.get(k, v) for k, v in ONE_THREAD.items()},
            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     process = subprocess.Popen(
@@ -53,7 +54,7 @@ def _start(spec: str | None, imports: tuple[str, ...]) -> _Child:
          json.dumps(list(imports)), str(os.getpid())],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     assert process.stdout is not None
-    return _Child(process, process.stdout, (spec, imports))
+    return _Child(process, process.stdout, (spec, imports, sweep))
 
 
 def _line(child: _Child, deadline: float | None) -> bytes | None:
@@ -78,17 +79,29 @@ def _end(child: _Child) -> int | None:
         return None
 
 
-def _ready_child(spec: str | None, imports: tuple[str, ...]) -> _Child | str:
-    """This thread's child for ``spec`` and ``imports`` (started if needed), or why none
-    could start."""
+def end_children(sweep: str | None = None) -> int:
+    """End this worker's contained processes (of ``sweep``, or all): how many ended."""
+    with _lock:
+        ending = [(me, c) for me, c in _children.items() if sweep is None or c.key[2] == sweep]
+        for me, _ in ending:
+            del _children[me]
+    for _, child in ending:
+        _end(child)
+    return len(ending)
+
+
+def _ready_child(spec: str | None, imports: tuple[str, ...], sweep: str) -> _Child | str:
+    """This thread's child for ``spec`` and ``imports`` in ``sweep`` (started if needed),
+    or why none could start."""
     me = threading.get_ident()
     with _lock:
         child = _children.get(me)
-    if child is not None and (child.process.poll() is not None or child.key != (spec, imports)):
+    if child is not None and (child.process.poll() is not None
+                              or child.key != (spec, imports, sweep)):
         _end(child)
         child = None
     if child is None:
-        child = _start(spec, imports)
+        child = _start(spec, imports, sweep)
         line = _line(child, time.monotonic() + START_LIMIT)
         if line is None or line.strip().decode() != READY:
             code = _end(child)
@@ -98,9 +111,10 @@ def _ready_child(spec: str | None, imports: tuple[str, ...]) -> _Child | str:
     return child
 
 
-def run_contained(spec: str | None, imports: tuple[str, ...], unit: Unit) -> str:
-    """The JSON text of ``unit``'s report, checked in this thread's contained process."""
-    child = _ready_child(spec, imports)
+def run_contained(spec: str | None, imports: tuple[str, ...], unit: Unit, sweep: str) -> str:
+    """The JSON text of ``unit``'s report, checked in this thread's contained process for
+    ``sweep``."""
+    child = _ready_child(spec, imports, sweep)
     if isinstance(child, str):
         name, options = unit
         from gradcheck.checker.executors.unit import error_report

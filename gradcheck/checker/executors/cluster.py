@@ -36,10 +36,16 @@ class ExecutorError(RuntimeError):
     """The executor cannot run at all (not installed, scheduler unreachable): nothing ran."""
 
 
-def _task(spec: str | None, imports: tuple[str, ...], unit: Unit) -> str:
+def _task(spec: str | None, imports: tuple[str, ...], unit: Unit, sweep: str) -> str:
     from gradcheck.checker.executors.child import run_contained
 
-    return run_contained(spec, imports, unit)
+    return run_contained(spec, imports, unit, sweep)
+
+
+def _end_sweep(sweep: str) -> int:
+    from gradcheck.checker.executors.child import end_children
+
+    return end_children(sweep)
 
 
 def _importable(name: str) -> bool:
@@ -88,6 +94,7 @@ def run_dask(units: list[Unit], spec: str | None, imports: tuple[str, ...], addr
 
     futures: dict[Any, int] = {}
     reports: dict[int, Report] = {}
+    sweep = uuid.uuid4().hex[:12]
     try:
         modules = [*imports, *([spec.partition(":")[0]] if spec else [])]
         for name, path in _single_files(modules):
@@ -95,9 +102,8 @@ def run_dask(units: list[Unit], spec: str | None, imports: tuple[str, ...], addr
             # as is: the same file, so the same tracebacks as a local run
             if not all(client.run(_importable, name).values()):
                 client.upload_file(path, load=False)
-        sweep = uuid.uuid4().hex[:12]
         for index, unit in enumerate(units):
-            future = client.submit(_task, spec, imports, unit, pure=False,
+            future = client.submit(_task, spec, imports, unit, sweep, pure=False,
                                    key=f"gradcheck-{sweep}-{index}")
             futures[future] = index
         for future in as_completed(futures, loop=client.loop):
@@ -109,6 +115,10 @@ def run_dask(units: list[Unit], spec: str | None, imports: tuple[str, ...], addr
     finally:
         if len(reports) < len(units):
             client.cancel(list(futures), force=True)
+        try:  # the sweep's contained processes end with it
+            client.run(_end_sweep, sweep)
+        except Exception:  # noqa: BLE001, S110 - a worker gone by now has no process left
+            pass
         client.close()
     return reports
 
