@@ -100,8 +100,9 @@ def _worst(findings: list[Finding]) -> str:
 
 def _inconsistent(report: dict[str, Any]) -> list[Finding]:
     fs = report["findings"]
-    if any(f["kind"] == "mismatch" and f["reference"] == "numeric" for f in fs):
-        return []
+    if any(f["kind"] == "silently_zero" or (f["kind"] == "mismatch" and
+                                            f["reference"] == "numeric") for f in fs):
+        return []  # the inconsistency follows from a path that is wrong
     return [f for f in fs if f["kind"] == "mismatch" and f["reference"] == "self"]
 
 

@@ -89,3 +89,9 @@ def test_a_custom_ops_forward_mode_is_silently_zero(planned: dict[str, Any]) -> 
     report = _check(planned, WRAPPERS + "log1p_square")
     assert ("silently_zero", "jvp") in _kinds(report)
     assert not any(f.path == "vjp" for f in report.findings)  # its backward is right
+
+
+def test_scatter_reduce_prod_has_a_silently_zero_forward_mode(planned: dict[str, Any]) -> None:
+    report = _check(planned, WRAPPERS + "scatter_reduce, reduce=prod")
+    assert ("silently_zero", "jvp") in _kinds(report)
+    assert not any(f.path == "vjp" for f in report.findings)
