@@ -158,6 +158,22 @@ def test_a_rule_returning_complex_for_a_real_input_is_an_error() -> None:
         tape.gradient(y, x)
 
 
+def test_complex_seeds_for_real_values_are_errors() -> None:
+    x = gc.tensor(np.array([1.0, 2.0]))
+    with gc.GradientTape() as tape:
+        tape.watch(x)
+        y = gnp.sin(x)
+    with pytest.raises(ValueError, match=r"output_gradients\[0\] is complex but target 0 is real"):
+        tape.gradient(y, x, output_gradients=np.array([1j, 1.0]))
+    with pytest.raises(ValueError, match="tangent 0 is complex but primal 0 is real"):
+        gc.ForwardAccumulator(x, np.array([1j, 0.0]))
+    # a real tangent or seed for a complex value is fine: it is promoted
+    z = gc.tensor(Z0)
+    with gc.ForwardAccumulator(z, np.ones(3)) as acc:
+        w = gnp.exp(z)
+    np.testing.assert_allclose(np.asarray(acc.jvp(w)), np.exp(Z0))
+
+
 def test_single_precision_stays_single() -> None:
     z = Z0.astype(np.complex64)
     (g,) = engine_vjp(lambda v: gnp.exp(v) * gnp.conj(v) + gnp.abs(v), [z],

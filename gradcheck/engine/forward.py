@@ -62,6 +62,9 @@ class ForwardAccumulator:
             if np.shape(value_of(t)) != p.shape:
                 raise ValueError(f"ForwardAccumulator: tangent {i} has shape "
                                  f"{np.shape(value_of(t))}, primal {i} has shape {p.shape}")
+            if np.iscomplexobj(value_of(t)) and p.dtype.kind != "c":
+                raise ValueError(f"ForwardAccumulator: tangent {i} is complex but primal {i} "
+                                 f"is real ({p.dtype}); its imaginary part would be dropped")
             if not isinstance(t, Tensor):
                 t = np.asarray(t, dtype=p.dtype)
             _keep(p, self.level, t)

@@ -197,6 +197,10 @@ class GradientTape:
             if np.shape(value_of(g)) != t.shape:
                 raise ValueError(f"GradientTape.gradient: output_gradients[{i}] has shape "
                                  f"{np.shape(value_of(g))}, target {i} has shape {t.shape}")
+            if np.iscomplexobj(value_of(g)) and t.dtype.kind != "c":
+                # its imaginary part would have nowhere to go: an error, not a silent drop
+                raise ValueError(f"GradientTape.gradient: output_gradients[{i}] is complex "
+                                 f"but target {i} is real ({t.dtype})")
             seeds.append((t, g))
         return seeds
 
