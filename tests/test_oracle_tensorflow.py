@@ -135,12 +135,21 @@ def test_gather_gradients_are_densified(oracle: TensorFlowOracle, tf: Any) -> No
     np.testing.assert_allclose(hvp, [2.0 * u[0], 0.0, 2 * (2 + 4) * u[2]], **TOL)
 
 
-def test_float32_output_is_a_clear_error(oracle: TensorFlowOracle, tf: Any) -> None:
+def test_half_output_is_a_clear_error(oracle: TensorFlowOracle, tf: Any) -> None:
     def fn(x: Any) -> Any:
-        return tf.cast(x, tf.float32)
+        return tf.cast(x, tf.float16)
 
-    with pytest.raises(ValueError, match=r"fn: the output has dtype float32"):
+    with pytest.raises(ValueError, match=r"fn: the output has dtype float16"):
         oracle.vjp(fn, [X], 0, np.ones_like(X))
+
+
+def test_float32_output_of_a_float32_only_kernel(oracle: TensorFlowOracle, tf: Any) -> None:
+    """A float32-only kernel's float32 output is accepted; its cotangent is cast to it."""
+    def fn(x: Any) -> Any:
+        return tf.square(tf.cast(x, tf.float32))
+
+    (grad,) = oracle.vjp(fn, [X], 0, np.ones_like(X))
+    np.testing.assert_allclose(grad, 2 * X, rtol=1e-6)
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,11 @@ kernels, symmetric tangents, and the README generator (bench/readme_tf.py)."""
 from __future__ import annotations
 
 import importlib.util
-import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tomllib
 
 import gradcheck
 from gradcheck.checker.dotted import load_function

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.oracles.base import Unsupported
 from gradcheck.oracles.inputs import Call
 from gradcheck.oracles.tf_support import as_tensor_args, dense, missing_gradient, outputs_of
 
@@ -37,6 +36,7 @@ class DoubleVjpGraph:
     primals: list[Any]
     tangents: list[Any]
     dummies: list[Any]
+    #: The outputs' static shapes (an unknown size as 0: callers pass the dummies' shapes).
     out_shapes: list[tuple[int, ...]]
     is_tuple: bool
     vjp: list[Any | None]
@@ -83,9 +83,8 @@ def build_double_vjp_graph(tf: ModuleType, call: Call) -> DoubleVjpGraph:
         tangents = [tf.compat.v1.placeholder(call.args[i].dtype, call.args[i].shape,
                                              name=f"u{i}") for i in call.argnums]
         outs, is_tuple = outputs_of(tf, call, call.fn(*as_tensor_args(tf, call, primals)))
-        if not all(out.shape.is_fully_defined() for out in outs):
-            raise Unsupported(f"{call.name}: output shape {[o.shape for o in outs]} is not "
-                              "static in graph mode, so the dummy cannot be a placeholder")
+        # an output whose shape depends on values (segment_sum, boolean_mask) gets a dummy
+        # placeholder of that partial shape; the values fed give it its size
         dummies = [tf.compat.v1.placeholder(out.dtype, out.shape, name=f"v{k}")
                    for k, out in enumerate(outs)]
         with missing_gradient(call.name, "the VJP"):
@@ -97,5 +96,6 @@ def build_double_vjp_graph(tf: ModuleType, call: Call) -> DoubleVjpGraph:
                 jvp = dense(tf, tf.compat.v1.gradients([g for g, _ in linked], dummies,
                                                        grad_ys=[u for _, u in linked]))
     return DoubleVjpGraph(graph=graph, primals=primals, tangents=tangents, dummies=dummies,
-                          out_shapes=[tuple(o.shape.as_list()) for o in outs],
+                          out_shapes=[tuple(0 if n is None else n for n in o.shape.as_list())
+                                      for o in outs],
                           is_tuple=is_tuple, vjp=list(vjp), jvp=list(jvp))

@@ -53,8 +53,8 @@ def is_missing_gradient(error: BaseException) -> bool:
 
 @contextmanager
 def missing_gradient(name: str, what: str) -> Iterator[None]:
-    """Turn TensorFlow's missing-gradient LookupError inside the block into Unsupported
-    (``name`` is the function's, ``what`` the derivative being taken)."""
+    """Turn TensorFlow's missing-gradient LookupError (or its own NotImplementedError) inside
+    the block into Unsupported (``name`` is the function's, ``what`` the derivative taken)."""
     try:
         yield
     except LookupError as error:
@@ -62,6 +62,20 @@ def missing_gradient(name: str, what: str) -> Iterator[None]:
             raise
         raise Unsupported(f"TensorFlow cannot differentiate {what} of {name}: "
                           f"{error}") from error
+    except NotImplementedError as error:
+        if not _raised_by_tensorflow(error):
+            raise
+        raise Unsupported(f"TensorFlow does not implement {what} of {name}: "
+                          f"{error}") from error
+
+
+def _raised_by_tensorflow(error: BaseException) -> bool:
+    """Whether TensorFlow's own code raised ``error`` (``tf.recompute_grad`` in forward mode
+    raises NotImplementedError), not the user's function."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and "/tensorflow/" in tb.tb_frame.f_code.co_filename
 
 
 def as_tensor_args(tf: ModuleType, call: Call, primals: Sequence[Any]) -> list[Any]:

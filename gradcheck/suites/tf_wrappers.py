@@ -31,7 +31,8 @@ __all__ = [
     "lrn_float32", "fused_batch_norm_float32", "adjust_hue_float32",
     "adjust_saturation_float32", "scatter_nd", "conv2d_transpose", "lu_solve",
     "sparse_segment_sum", "sparse_segment_mean", "sparse_segment_sqrt_n", "gather_nd",
-    "image_gradients", "crop_and_resize",
+    "image_gradients", "crop_and_resize", "weighted_moments", "max_pool3d_float32",
+    "avg_pool3d_float32",
 ]
 
 Tensor = Any
@@ -90,19 +91,24 @@ def gather_nd(x: Tensor, index: Tensor) -> Tensor:
     return tf.gather_nd(x, index[..., None])
 
 
+def _reversed_rows(x: Tensor, segment_ids: Tensor) -> Tensor:
+    """Row indices ``n-1, ..., 0`` in the dtype of ``segment_ids``."""
+    return tf.range(tf.shape(x)[0] - 1, -1, -1, dtype=segment_ids.dtype)
+
+
 def sparse_segment_sum(x: Tensor, segment_ids: Tensor) -> Tensor:
-    """``tf.math.sparse_segment_sum(x, reversed row indices, segment_ids)``."""
-    return tf.math.sparse_segment_sum(x, tf.range(tf.shape(x)[0] - 1, -1, -1), segment_ids)
+    """``tf.sparse.segment_sum(x, reversed row indices, segment_ids)``."""
+    return tf.sparse.segment_sum(x, _reversed_rows(x, segment_ids), segment_ids)
 
 
 def sparse_segment_mean(x: Tensor, segment_ids: Tensor) -> Tensor:
-    """``tf.math.sparse_segment_mean(x, reversed row indices, segment_ids)``."""
-    return tf.math.sparse_segment_mean(x, tf.range(tf.shape(x)[0] - 1, -1, -1), segment_ids)
+    """``tf.sparse.segment_mean(x, reversed row indices, segment_ids)``."""
+    return tf.sparse.segment_mean(x, _reversed_rows(x, segment_ids), segment_ids)
 
 
 def sparse_segment_sqrt_n(x: Tensor, segment_ids: Tensor) -> Tensor:
-    """``tf.math.sparse_segment_sqrt_n(x, reversed row indices, segment_ids)``."""
-    return tf.math.sparse_segment_sqrt_n(x, tf.range(tf.shape(x)[0] - 1, -1, -1),
+    """``tf.sparse.segment_sqrt_n(x, reversed row indices, segment_ids)``."""
+    return tf.sparse.segment_sqrt_n(x, _reversed_rows(x, segment_ids),
                                          segment_ids)
 
 
@@ -119,6 +125,12 @@ def lu_solve(a: Tensor, rhs: Tensor) -> Tensor:
     return tf.linalg.lu_solve(lower_upper, perm, rhs)
 
 
+def weighted_moments(x: Tensor, weights: Tensor, axes: tuple[int, ...] = (0,)) -> Tensor:
+    """``tf.nn.weighted_moments(x, axes, weights)`` (the weights after the data)."""
+    mean, variance = tf.nn.weighted_moments(x, list(axes), weights)
+    return mean, variance
+
+
 def image_gradients(image: Tensor) -> Tensor:
     """Both outputs of ``tf.image.image_gradients``."""
     dy, dx = tf.image.image_gradients(image)
@@ -127,7 +139,7 @@ def image_gradients(image: Tensor) -> Tensor:
 
 def crop_and_resize(image: Tensor, crop: int = 3) -> Tensor:
     """``tf.image.crop_and_resize`` with two fixed boxes from the first image."""
-    boxes = tf.constant([[0.1, 0.2, 0.8, 0.9], [0.0, 0.0, 1.0, 1.0]], dtype=image.dtype)
+    boxes = tf.constant([[0.1, 0.2, 0.8, 0.9], [0.0, 0.0, 1.0, 1.0]], dtype=tf.float32)
     return tf.image.crop_and_resize(image, boxes, tf.constant([0, 0]), [crop, crop])
 
 
@@ -267,3 +279,13 @@ def adjust_hue_float32(image: Tensor, delta: float = 0.2) -> Tensor:
 def adjust_saturation_float32(image: Tensor, factor: float = 1.5) -> Tensor:
     """``tf.image.adjust_saturation`` (float32 kernel), in float32."""
     return tf.image.adjust_saturation(tf.cast(image, tf.float32), factor)
+
+
+def max_pool3d_float32(x: Tensor, ksize: int = 2) -> Tensor:
+    """``tf.nn.max_pool3d`` (no float64 kernel), in float32."""
+    return tf.nn.max_pool3d(tf.cast(x, tf.float32), ksize, 1, "VALID")
+
+
+def avg_pool3d_float32(x: Tensor, ksize: int = 2) -> Tensor:
+    """``tf.nn.avg_pool3d`` (no float64 kernel), in float32."""
+    return tf.nn.avg_pool3d(tf.cast(x, tf.float32), ksize, 1, "VALID")
