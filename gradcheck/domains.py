@@ -395,7 +395,9 @@ def _count(value: int | str, context: dict[str, Any] | None, what: str) -> int:
         params = (context or {}).get("params", {})
         if value not in params:
             raise ValueError(f"{what}: names param {value!r}, which is not among the params "
-                             f"{sorted(params)}")
+                             f"drawn {sorted(params)} (a fixed param is applied after drawing: "
+                             f"give it as a one-choice list, {value} = [3], or give the number "
+                             "here)")
         value = params[value]
     return int(value)
 

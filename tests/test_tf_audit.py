@@ -105,6 +105,23 @@ def test_symmetric_tangents_make_cholesky_a_function_of_symmetric_matrices() -> 
     assert not sym.findings, [f.message for f in sym.findings]
 
 
+def test_full_mode_compares_jacobians_on_the_tangent_space() -> None:
+    spd = {"domain": "spd", "tangent": "symmetric"}
+    on_all = gradcheck.check(tf.linalg.cholesky, inputs=["spd"], shapes="(3,3)", examples=1,
+                             mode="full", paths=["vjp", "jvp"])
+    on_sym = gradcheck.check(tf.linalg.cholesky, inputs=[spd], shapes="(3,3)", examples=1,
+                             mode="full", paths=["vjp", "jvp"])
+    assert {f.path for f in on_all.findings if f.kind == "mismatch"} == {"vjp", "jvp"}
+    assert not on_sym.findings, [f.message for f in on_sym.findings]
+
+
+def test_gather_takes_indices_into_the_axis_it_gathers() -> None:
+    report = gradcheck.check(tf.gather, inputs=["real", {"domain": "indices", "axis": "axis"}],
+                             params={"axis": [0, 1]}, shapes="(3,4),(5)", examples=2,
+                             paths=["vjp", "jvp"])
+    assert not report.findings, [f.message for f in report.findings]
+
+
 def test_readme_counts_categories_and_forward_modes() -> None:
     readme = _readme_tf()
 

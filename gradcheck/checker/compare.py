@@ -110,6 +110,9 @@ class Linearization:
         self._jacobian: tuple[np.ndarray, np.ndarray] | None = None
         self._f0: list[np.ndarray] | None = None
         self._derivatives: list[tuple[list[np.ndarray], tuple[np.ndarray, np.ndarray]]] = []
+        #: Projects input-space arrays on the inputs' tangent spaces (see .directions); full
+        #: mode then compares the Jacobians on those spaces only.
+        self.project: Callable[[Arrays], Arrays] | None = None
 
     @property
     def argnums(self) -> tuple[int, ...]:
@@ -212,9 +215,19 @@ def fast_transpose(lin: Linearization, analytic: Arrays, cot: Arrays, dirs: Arra
     return scalar(lhs, rhs, magnitude, tol, err, rounding), "the projection <J^T v, u>"
 
 
+def _split(flat_array: np.ndarray, shapes: Sequence[tuple[int, ...]]) -> Arrays:
+    sizes = np.cumsum([int(np.prod(s, dtype=np.int64)) for s in shapes])[:-1]
+    return [a.reshape(s) for a, s in zip(np.split(flat_array, sizes), shapes, strict=True)]
+
+
 def _full(lin: Linearization, matrix: np.ndarray, tol: Tolerances, natural: float,
           rounding: float) -> tuple[Verdict, list[int], str]:
     jac, err = lin.jacobian()
+    if lin.project is not None and jac.size:  # the Jacobians on the tangent spaces: J P
+        basis = np.eye(jac.shape[1])
+        proj = np.stack([np.concatenate([np.ravel(a) for a in lin.project(
+            _split(basis[i], lin.in_shapes))]) for i in range(jac.shape[1])], axis=1)
+        matrix, jac, err = matrix @ proj, jac @ proj, np.abs(err) @ np.abs(proj)
     v = elementwise([matrix], [jac], tol, [err], scale=natural, noise=rounding)
     if v.worst is None or not jac.size:
         return v, [], ""

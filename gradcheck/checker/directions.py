@@ -56,9 +56,24 @@ class Directions:
             rng = np.random.default_rng([self.seed, zlib.crc32(name.encode())])
             drawn = [(rng.standard_normal(a.shape) * scale).astype(
                 a.dtype if a.dtype.kind == "f" else self.dtype) for a in like]
-            if kind == "primals" and self.spaces is not None and \
-                    len(self.spaces) == len(drawn):
-                drawn = [d.project(a) if d is not None and d.tangent != "full" and a.ndim >= 2
-                         else a for d, a in zip(self.spaces, drawn, strict=True)]
+            if kind == "primals":
+                drawn = self.project(drawn)
             self._drawn[key] = drawn
         return [a.copy() for a in self._drawn[key]]
+
+    def project(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Primal-shaped ``arrays`` projected on the tangent spaces; arrays after the primals
+        (a cotangent, in a second-order linearization's inputs) are left as they are."""
+        out = list(arrays)
+        if self.spaces is None or len(self.spaces) > len(out):
+            return out
+        for k, d in enumerate(self.spaces):
+            if d is not None and d.tangent != "full" and np.ndim(out[k]) >= 2:
+                out[k] = d.project(out[k])
+        return out
+
+    @property
+    def projects(self) -> bool:
+        """Whether some primal's tangent space is not "full"."""
+        return self.spaces is not None and any(
+            d is not None and d.tangent != "full" for d in self.spaces)

@@ -169,6 +169,8 @@ class Session(Guarded):
                 lin = Linearization("K", lambda a: self.evaluate(
                     "jvp", lambda: ref.jvp(a[:nx], a[nx:])), self.x64 + s,
                     [o.shape for o in self.outs])
+            if self.directions.projects:  # full mode compares J on the tangent spaces
+                lin.project = self.directions.project
             self._lins[name] = lin
         return self._lins[name]
 
