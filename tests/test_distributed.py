@@ -128,6 +128,26 @@ def test_a_worker_killed_mid_sweep_loses_and_doubles_nothing(cluster: Any) -> No
         client.close()
 
 
+def test_an_interrupt_cancels_the_rest_and_leaves_no_process(cluster: Any) -> None:
+    from gradcheck.checker.executors.child import end_children
+
+    def interrupt(report: Report) -> None:
+        raise KeyboardInterrupt  # as a Ctrl-C while the client waits
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(["slow_a", "slow_b"], registry="test_distributed:SLOW", seeds=[0, 1, 2, 3],
+                  scheduler=cluster.scheduler_address, progress=interrupt, **SMALL)
+    client = distributed.Client(cluster.scheduler_address, set_as_default=False)
+    try:
+        deadline = time.monotonic() + 30
+        while any(client.processing().values()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(client.processing().values())  # the rest was cancelled
+        assert set(client.run(end_children).values()) == {0}  # contained processes ended
+    finally:
+        client.close()
+
+
 def test_an_unreachable_scheduler_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     from gradcheck.checker.executors import cluster as cluster_module
     from gradcheck.checker.runner import ExecutorError
