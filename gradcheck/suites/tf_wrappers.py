@@ -214,13 +214,13 @@ def switch_case(x: Tensor, branch: int = 1) -> Tensor:
 
 
 def foldl(x: Tensor) -> Tensor:
-    """``tf.foldl``: ``acc * x_t + sin(acc)`` over axis 0."""
-    return tf.foldl(lambda acc, xt: acc * xt + tf.sin(acc), x)
+    """``tf.foldl``: ``acc * tanh(x_t) + sin(acc)`` over axis 0 (bounded growth)."""
+    return tf.foldl(lambda acc, xt: acc * tf.tanh(xt) + tf.sin(acc), x)
 
 
 def foldr(x: Tensor) -> Tensor:
-    """``tf.foldr``: ``acc * x_t + cos(x_t)`` over axis 0, from the end."""
-    return tf.foldr(lambda acc, xt: acc * xt + tf.cos(xt), x)
+    """``tf.foldr``: ``acc * tanh(x_t) + cos(x_t)`` over axis 0, from the end."""
+    return tf.foldr(lambda acc, xt: acc * tf.tanh(xt) + tf.cos(xt), x)
 
 
 def vectorized_map(x: Tensor) -> Tensor:
