@@ -262,3 +262,23 @@ def test_complex_domains_sample_the_precision_asked() -> None:
     assert np.min(np.abs(np.angle(cut))) >= 0.0 and np.max(np.abs(np.angle(cut))) < np.pi - 0.29
     h = NAMED["hermitian"].sample(np.random.default_rng(1), (2, 4, 4), np.float64)
     np.testing.assert_allclose(h, np.conj(np.swapaxes(h, -1, -2)))
+
+
+COMPLEX_CAPABLE = [op for op in gc.default_registry if op.meta.get("complex_inputs")]
+
+
+def test_the_complex_capable_ops_are_the_issues_list() -> None:
+    assert {op.name for op in COMPLEX_CAPABLE} >= {
+        "exp", "log", "sin", "cos", "tanh", "sqrt", "reciprocal", "power", "abs", "matmul",
+        "linalg.solve", "linalg.inv", "linalg.det", "linalg.eigh"}
+
+
+@pytest.mark.parametrize("op", COMPLEX_CAPABLE, ids=lambda op: op.name)
+def test_declared_complex_inputs_pass_the_checker(op: Any) -> None:
+    """An op's complex_inputs= declaration, checked by gc.check (C^n as R^2n) in complex128
+    and complex64."""
+    report = gc.check(op.name, inputs=list(op.meta["complex_inputs"]), examples=3, seed=0,
+                      references=["numeric", "self"])
+    assert report.passed, [(c.path, c.status, c.note) for c in report.cells
+                           if c.status not in ("pass", "skip")]
+    assert report.stats["examples"] == {"float64": 3, "float32": 3}
