@@ -32,6 +32,7 @@ TensorFlow 2.21).  Hence ``jvp_is_independent = False``.  It also differentiates
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -40,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.oracles.base import EquivalentReference, Oracle
+from gradcheck.oracles.base import EquivalentReference, Oracle, Unsupported
 from gradcheck.oracles.conventions import convention_of, upcast
 from gradcheck.oracles.inputs import Call, make_call
 from gradcheck.oracles.tf_dependence import trace_dependence
@@ -156,7 +157,15 @@ class TensorFlowProblem:
             else:
                 if self._traced_jvp is None:
                     self._traced_jvp = self.tf.function(self._accumulate, autograph=False)
-                outs, jvps = self._traced_jvp(xs, us)
+                try:
+                    outs, jvps = self._traced_jvp(xs, us)
+                except (TypeError, ValueError) as error:  # TensorFlow could not trace it
+                    # generated function names carry a process-wide counter: drop it, so
+                    # the same seed gives the same message
+                    why = re.sub(r"_\d{3,}\b", "_<n>", str(error))
+                    raise Unsupported(f"TensorFlow cannot trace ForwardAccumulator in a "
+                                      f"tf.function for {self.name}: {type(error).__name__}: "
+                                      f"{why}") from error
         return self._dense(jvps, outs)
 
     def _accumulate(self, xs: list[Any], us: list[Any]) -> tuple[list[Any], list[Any]]:
