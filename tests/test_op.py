@@ -32,7 +32,7 @@ def test_unknown_metadata_key_fails_at_definition(key, hint):
 
 
 @pytest.mark.parametrize(("meta", "message"), [
-    ({"inputs": (0.0,)}, "inputs= must be a tuple of gradcheck.domains.Domain"),
+    ({"inputs": (0.0,)}, r"inputs\[0\]: not a Domain, a domain name or a table"),
     ({"shapes": 3}, "shapes= must be a signature"),
     ({"params": {"axis": 0}}, r"params\['axis'\]= must be a list of choices"),
     ({"params": [0, 1]}, "params= must be"),
