@@ -17,7 +17,6 @@ cannot tell (``framework="tensorflow"``).
 from __future__ import annotations
 
 import functools
-
 import inspect
 import sys
 import types
