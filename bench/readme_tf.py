@@ -82,6 +82,11 @@ CATEGORIES: list[tuple[str, str, Callable[[Finding], bool]]] = [
      _is("mismatch", {"jvp"}, "", "numeric")),
     ("wrong JVP, ForwardAccumulator in tf.function", "disagrees with the numeric derivative",
      _is("mismatch", {"jvp"}, SIDE, "numeric")),
+    ("ForwardAccumulator fails in tf.function", "TensorFlow cannot trace the accumulator "
+     "in a tf.function (tensor lists, switch_case, IndexedSlices)",
+     _is("unsupported", {"jvp"}, SIDE)),
+    ("not linear in the direction", "a path is not linear in its tangent or cotangent: mostly "
+     "float64 APIs that compute in float32 inside", lambda f: f["kind"] == "nonlinear"),
     ("eager and tf.function disagree", "the two ForwardAccumulator runs differ where the "
      "numeric derivative cannot settle it", _is("mismatch", {"jvp"}, None, SIDE)),
     ("wrong gradient", "tf.GradientTape's VJP disagrees with the numeric derivative",
