@@ -394,10 +394,9 @@ def _count(value: int | str, context: dict[str, Any] | None, what: str) -> int:
     if isinstance(value, str):
         params = (context or {}).get("params", {})
         if value not in params:
-            raise ValueError(f"{what}: names param {value!r}, which is not among the params "
-                             f"drawn {sorted(params)} (a fixed param is applied after drawing: "
-                             f"give it as a one-choice list, {value} = [3], or give the number "
-                             "here)")
+            raise ValueError(f"{what}: names param {value!r}, which is not among the "
+                             f"params {sorted(params)}: give it in params= (a fixed value or "
+                             "choices), or give the number here")
         value = params[value]
     return int(value)
 

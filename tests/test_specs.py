@@ -83,3 +83,26 @@ def test_a_two_input_op_needs_no_shapes() -> None:
     report = gc.check(op, seed=0)
     assert report.passed, [f.message for f in report.failures]
     assert report.stats["examples"]["float64"] == 9
+
+
+def test_drawn_inputs_see_fixed_params() -> None:
+    """Segment ids drawn for a *fixed* num_segments (the domain reads the param by name)."""
+    seen: list[tuple[int, int]] = []
+
+    def segment_sum(x, ids, num_segments):
+        seen.append((int(np.max(ids, initial=0)), num_segments))
+        return gnp.sum(x) * 0.0 + gnp.sum(x * (ids < num_segments))
+
+    report = gc.check(segment_sum, inputs=["real", {"domain": "unsorted_segment_ids",
+                                                    "num_segments": "num_segments"}],
+                      params={"num_segments": 2}, shapes="(n),(n)", examples=3,
+                      references=["numeric"], paths=["vjp"])
+    assert report.passed and report.cells
+    assert seen and all(top < k == 2 for top, k in seen)
+    bad = gc.check(segment_sum, inputs=["real", {"domain": "unsorted_segment_ids",
+                                                 "num_segments": "segments"}],
+                   params={"num_segments": 2}, shapes="(n),(n)", examples=1,
+                   references=["numeric"], paths=["vjp"])
+    assert not bad.passed
+    assert any("names param 'segments', which is not among the params" in f.message
+               for f in bad.failures)

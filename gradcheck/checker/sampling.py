@@ -179,7 +179,9 @@ def _draw_params(draw: Any, spec: Any, shapes: list[tuple[int, ...]]) -> dict[st
         choices = list(choices)
         if not choices:
             raise ValueError(f"param {name!r}: no choices for shapes {shapes}")
-        params[name] = choices[draw(st.integers(0, len(choices) - 1))]
+        # one choice is a fixed value: nothing to draw (and the draws of the rest unchanged)
+        params[name] = choices[0] if len(choices) == 1 else \
+            choices[draw(st.integers(0, len(choices) - 1))]
     return params
 
 

@@ -165,8 +165,14 @@ class _Spec:
             meta["inputs"] = tuple(self.domains)
             # other domains for an op's inputs keep its declared shapes
             meta["shapes"] = declared if keep else signature_for(self.domains, self.shapes)
+        # fixed params join the choices (one each), so drawn inputs see them: segment ids
+        # drawn for a fixed num_segments, indices for a fixed axis
+        fixed = {k: [v] for k, v in self.fixed_params.items()}
+        declared = meta.get("params")
         if self.space:
-            meta["params"] = self.space
+            meta["params"] = {**fixed, **self.space}
+        elif fixed and not callable(declared):
+            meta["params"] = {**(declared or {}), **fixed}
         drawn = Op(name=op.name, forward=op.forward, vjp=None, nin=len(meta.get("inputs") or
                    ()) or op.nin, nondiff_argnums=op.nondiff_argnums, meta=meta)
         fixed = self.fixed_params
