@@ -169,7 +169,8 @@ def _tf(name: str, inverse: bool) -> Callable[..., Any]:
         y = getattr(tf.signal, name)(x)
         scale = _tf_scale(norm, inverse, length if name != "irfft" else
                           float(2 * (length - 1)))
-        return y if scale == 1.0 else y * tf.cast(scale, y.dtype)
+        # a Python float becomes a float32 constant: give its precision explicitly
+        return y if scale == 1.0 else y * tf.cast(tf.constant(scale, tf.float64), y.dtype)
     return call
 
 

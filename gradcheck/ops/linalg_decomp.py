@@ -636,8 +636,21 @@ def _tf_eig_order(tf: Any, a: Any) -> Any:
 
 
 def _np_eig(np_: Any, a: Any) -> tuple[Any, Any]:
+    """The framework's eig in this op's gauge (its phases are the framework's own choice)."""
     w, v = np_.linalg.eig(a)
-    return w, v
+    size = np_.abs(v)
+    top = np_.max(size, axis=-2, keepdims=True)
+    pivot = np_.sum(np_.where(size == top, v, 0 * v), axis=-2, keepdims=True)
+    return w, v * (np_.abs(pivot) / pivot)
+
+
+def _torch_eig(torch: Any, a: Any) -> tuple[Any, Any]:
+    """As :func:`_np_eig`, with torch's names."""
+    w, v = torch.linalg.eig(a)
+    size = v.abs()
+    top = size.amax(dim=-2, keepdim=True)
+    pivot = torch.where(size == top, v, torch.zeros_like(v)).sum(dim=-2, keepdim=True)
+    return w, v * (pivot.abs() / pivot)
 
 
 eig: Op = define_op(
@@ -646,8 +659,7 @@ eig: Op = define_op(
     doc="numpy.linalg.eig -> (w, v), complex, distinct eigenvalues; each eigenvector has unit "
         "norm and its largest-modulus entry real positive (numpy's phase is arbitrary).",
     gauge=((1, -1),),  # each eigenvector (a column of v) up to a phase
-    equivalents={"numpy": _np_eig, "torch": lambda torch, a: tuple(torch.linalg.eig(a)),
-                 "tensorflow": _tf_eig_order},
+    equivalents={"numpy": _np_eig, "torch": _torch_eig, "tensorflow": _tf_eig_order},
 )
 
 
