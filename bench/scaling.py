@@ -89,7 +89,7 @@ def main() -> None:
         for workers in (1, 2):
             start, before = time.perf_counter(), cpu()
             with distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
-                                          processes=True, dashboard_address=None) as cluster:
+                                          processes=True, dashboard_address=":0") as cluster:
                 started = time.perf_counter() - start
                 seconds, text = timed(args.repeat, scheduler=cluster.scheduler_address,
                                       **sweep)

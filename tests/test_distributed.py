@@ -44,7 +44,7 @@ BROKEN = ["sign_error", "affine_vjp", "reads_dummy"]
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None) as local:
+                                  dashboard_address=":0") as local:
         yield local
 
 
