@@ -45,9 +45,10 @@ lint: install
 	$(BIN)/ruff check gradcheck tests bench
 	$(BIN)/mypy gradcheck
 
-bench: install  ## speed figures side by side with numpy, autograd, TensorFlow (and torch if installed)
+bench: install  ## speed figures side by side with numpy, autograd, TensorFlow (and torch if installed); local vs Dask
 	$(BIN)/python bench/engine_overhead.py
 	$(BIN)/python bench/check_cost.py
+	$(BIN)/python bench/scaling.py
 
 sizes:  ## lines per module (modules stay small)
 	@find gradcheck -name '*.py' | xargs wc -l | sort -n | tail -15
