@@ -123,9 +123,15 @@ def test_exit_and_interrupt_inside_an_op_are_its_errors() -> None:
 
 def test_a_real_interrupt_ends_the_sweep() -> None:
     seen: list[str] = []
-    with pytest.raises(KeyboardInterrupt):
-        run_sweep(["good", "signals"], registry=LOCAL, examples=1, paths=["vjp"],
-                  progress=lambda r: seen.append(r.op))
+    # Python's own Ctrl-C handler, as in a program started from a terminal (this test
+    # process may have inherited SIGINT ignored, as a background job does)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_sweep(["good", "signals"], registry=LOCAL, examples=1, paths=["vjp"],
+                      progress=lambda r: seen.append(r.op))
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert seen == ["good"]
 
 
@@ -163,6 +169,13 @@ def _none_left(token: str) -> bool:
     return not _token_processes(token)
 
 
+def _as_from_a_terminal() -> None:
+    """SIGINT at its default, as a shell starts a foreground command: a background job of a
+    non-interactive shell (``make test &``, a CI runner) inherits SIGINT *ignored*, and an
+    ignored signal stays ignored (gradcheck leaves it so, as it should)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Cli:
     """``gradcheck`` run in a subprocess, in ``folder``, with the user's ops importable."""
 
@@ -178,7 +191,9 @@ class Cli:
         code = "import sys; from gradcheck.cli import main; sys.exit(main(sys.argv[1:]))"
         return subprocess.Popen([sys.executable, "-c", code, "run", "--import", "proc_ops",
                                  *SMALL, *args], cwd=self.folder, env=self.env, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=_as_from_a_terminal, **kwargs)
+
 
     def run(self, *args: str) -> tuple[int, str, str]:
         process = self.start(*args)
