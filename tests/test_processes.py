@@ -169,13 +169,6 @@ def _none_left(token: str) -> bool:
     return not _token_processes(token)
 
 
-def _as_from_a_terminal() -> None:
-    """SIGINT at its default, as a shell starts a foreground command: a background job of a
-    non-interactive shell (``make test &``, a CI runner) inherits SIGINT *ignored*, and an
-    ignored signal stays ignored (gradcheck leaves it so, as it should)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 class Cli:
     """``gradcheck`` run in a subprocess, in ``folder``, with the user's ops importable."""
 
@@ -188,11 +181,14 @@ class Cli:
                     "PROC_TEST_MARKER": str(self.marker)}
 
     def start(self, *args: str, **kwargs: Any) -> subprocess.Popen[str]:
-        code = "import sys; from gradcheck.cli import main; sys.exit(main(sys.argv[1:]))"
+        # Python's Ctrl-C handler, as in a command started from a terminal: a background
+        # job of a non-interactive shell (a CI runner) inherits SIGINT *ignored*, and an
+        # ignored signal stays ignored (gradcheck rightly leaves it so)
+        code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler)"
+                "; from gradcheck.cli import main; sys.exit(main(sys.argv[1:]))")
         return subprocess.Popen([sys.executable, "-c", code, "run", "--import", "proc_ops",
                                  *SMALL, *args], cwd=self.folder, env=self.env, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                preexec_fn=_as_from_a_terminal, **kwargs)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
 
 
     def run(self, *args: str) -> tuple[int, str, str]:
