@@ -46,7 +46,7 @@ same thing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -137,17 +137,11 @@ class TfFunctionRow:
 
 
 @dataclass(frozen=True)
-class FunctionRow:
-    """One ``[[function]]`` row: a function by dotted path, checked under ``name``."""
+class FunctionRow(OpRow):
+    """One ``[[function]]`` row: an ``[[op]]`` row's settings and exceptions for a function
+    by dotted path (``target``), checked under ``name``."""
 
-    name: str
-    target: str
-    reason: str = ""
-    skip: bool = False
-    allow: frozenset[str] = frozenset()
-    skip_paths: tuple[str, ...] = ()
-    skip_references: tuple[str, ...] = ()
-    settings: Mapping[str, Any] = field(default_factory=dict)
+    target: str = ""
 
     def planned(self, base: Mapping[str, Any]) -> PlannedOp:
         """The row as a sweep task: ``base`` settings, the row's own, and the target."""
@@ -418,9 +412,8 @@ def _function_row(row: dict[str, Any], path: Path, where: str) -> FunctionRow:
             and not parsed.reason:
         raise SuiteError(f"{path}: {where}: a row that allows findings or skips something "
                          "needs a 'reason'")
-    return FunctionRow(name=name, target=target, reason=parsed.reason, skip=parsed.skip,
-                       allow=parsed.allow, skip_paths=parsed.skip_paths,
-                       skip_references=parsed.skip_references, settings=parsed.settings)
+    return FunctionRow(**{f.name: getattr(parsed, f.name) for f in fields(OpRow)},
+                       target=target)
 
 
 def _spec(row: Mapping[str, Any], path: Path, where: str) -> dict[str, Any]:
