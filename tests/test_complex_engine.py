@@ -30,7 +30,7 @@ def _composite(ns: Any) -> Callable[[Any], Any]:
 
 
 def test_tape_vjp_matches_jax_and_autograd() -> None:
-    jax = pytest.importorskip("jax")
+    jax = pytest.importorskip("jax", reason="needs gradcheck[jax]")
     jax.config.update("jax_enable_x64", True)
     import autograd
     import autograd.numpy as anp
@@ -44,7 +44,7 @@ def test_tape_vjp_matches_jax_and_autograd() -> None:
 
 
 def test_forward_accumulator_matches_jax_jvp() -> None:
-    jax = pytest.importorskip("jax")
+    jax = pytest.importorskip("jax", reason="needs gradcheck[jax]")
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
 
@@ -58,7 +58,7 @@ def test_forward_accumulator_matches_jax_jvp() -> None:
 def test_torch_convention_is_the_conjugate() -> None:
     """vjp_torch(ct) = conj(vjp_gradcheck(conj(ct))); for a real loss, grad_torch =
     conj(grad_gradcheck)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs gradcheck[torch]")
     z = torch.tensor(Z0, requires_grad=True)
     y = _composite(torch)(z)
     (theirs,) = torch.autograd.grad(y, z, grad_outputs=torch.tensor(CT))
@@ -74,7 +74,7 @@ def test_torch_convention_is_the_conjugate() -> None:
 
 
 def test_tensorflow_convention_is_the_conjugate() -> None:
-    tf = pytest.importorskip("tensorflow")
+    tf = pytest.importorskip("tensorflow", reason="needs gradcheck[tensorflow]")
     z = tf.constant(Z0)
     with tf.GradientTape() as tape:
         tape.watch(z)
@@ -93,7 +93,7 @@ def test_holomorphic_rule_needs_no_conjugate() -> None:
 
 
 def test_real_input_of_a_complex_intermediate_gets_the_real_part() -> None:
-    jax = pytest.importorskip("jax")
+    jax = pytest.importorskip("jax", reason="needs gradcheck[jax]")
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
 
@@ -127,7 +127,7 @@ def test_custom_gradient_with_complex_values() -> None:
 
 def test_second_order_through_complex_values() -> None:
     """A Hessian-vector product of a real loss of z, tape over tape, against JAX's."""
-    jax = pytest.importorskip("jax")
+    jax = pytest.importorskip("jax", reason="needs gradcheck[jax]")
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
 

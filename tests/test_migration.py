@@ -41,14 +41,15 @@ def test_the_readme_has_a_torch_and_a_jax_example() -> None:
                                    pytest.param(1, marks=pytest.mark.jax, id="jax")])
 def test_readme_example_runs(index: int) -> None:
     block = _examples()[index]
-    pytest.importorskip("torch" if index == 0 else "jax")
+    framework = "torch" if index == 0 else "jax"
+    pytest.importorskip(framework, reason=f"needs gradcheck[{framework}]")
     exec(compile(block, f"README migration example {index + 1}", "exec"), {})  # noqa: S102
 
 
 # -- overrides ------------------------------------------------------------------------------
 @pytest.mark.torch
 def test_atol_and_rtol_reach_the_comparisons() -> None:
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs gradcheck[torch]")
 
     def hardsigmoid(x):  # torch's float64 backward uses 1/6 rounded to float32
         return torch.nn.functional.hardsigmoid(x)

@@ -14,7 +14,7 @@ import tomllib
 import gradcheck
 from gradcheck.checker.dotted import load_function
 
-tf = pytest.importorskip("tensorflow")
+tf = pytest.importorskip("tensorflow", reason="needs gradcheck[tensorflow]")
 
 from gradcheck.oracles.tensorflow import TensorFlowProblem  # noqa: E402
 
