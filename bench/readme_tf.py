@@ -21,19 +21,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/, also when loaded by path
+from audit_readme import ROOT, Finding, counts, run_suite, worst, write_block  # noqa: E402
+
 BEGIN, END = "<!-- tf-audit:begin -->", "<!-- tf-audit:end -->"
 SIDE = "tf_function"
 
-Finding = dict[str, Any]
 
 SECOND = {"hvp_fwd_rev", "hvp_rev_rev", "hvp_rev_fwd"}
 
@@ -97,29 +95,9 @@ CATEGORIES: list[tuple[str, str, Callable[[Finding], bool]]] = [
      lambda f: f["kind"] == "error"),
 ]
 
-#: Kinds whose error against tolerance is worth showing (a dependence leak's is not).
-RATIO_KINDS = {"mismatch", "silently_zero", "value_leak"}
-
-
 def api_of(name: str) -> str:
     """The TensorFlow API a row audits: its name up to the first comma."""
     return name.split(",", 1)[0].strip()
-
-
-def _worst(findings: list[Finding]) -> str:
-    ratios = []
-    for f in findings:
-        if f["kind"] not in RATIO_KINDS:
-            continue
-        err, tol = f.get("max_abs_err"), f.get("tolerance")
-        if isinstance(err, (int, float)) and isinstance(tol, (int, float)) and tol > 0:
-            ratios.append(err / tol)
-        elif err in ("inf", float("inf")):  # JSON keeps a non-finite error as text
-            ratios.append(float("inf"))
-    if not ratios:
-        return ""
-    top = max(ratios)
-    return " (ratio inf)" if top == float("inf") else f" (ratio {top:.3g})"
 
 
 def is_function_row(report: dict[str, Any]) -> bool:
@@ -134,17 +112,8 @@ def categorize(reports: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]
         for title, _, test in CATEGORIES:
             hits = [f for f in r["findings"] if test(f)]
             if hits:
-                out[title].append((r["op"], _worst(hits)))
+                out[title].append((r["op"], worst(hits)))
     return out
-
-
-def counts(reports: list[dict[str, Any]]) -> dict[str, int]:
-    """Findings per kind over the whole audit."""
-    out: dict[str, int] = {}
-    for r in reports:
-        for f in r["findings"]:
-            out[f["kind"]] = out.get(f["kind"], 0) + 1
-    return dict(sorted(out.items()))
 
 
 def per_mode(reports: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -191,23 +160,6 @@ def render(data: dict[str, Any], seconds: float | None, tf_version: str) -> str:
     return "\n".join(lines)
 
 
-def _run_suite(path: Path) -> float:
-    start = time.perf_counter()
-    subprocess.run([str(Path(sys.executable).parent / "gradcheck"), "run", "--suite",
-                    "tensorflow_audit", "--jobs", "2", "--json", str(path), "--no-html"],
-                   cwd=ROOT, check=False, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
-
-
-def _write(body: str) -> None:
-    text = README.read_text()
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"{README}: the markers {BEGIN} and {END} are missing")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    README.write_text(f"{head}{BEGIN}\n{body}\n{END}{tail}")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path,
@@ -216,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, help="the run's wall time, if measured")
     parser.add_argument("--write", action="store_true", help="replace the README section")
     args = parser.parse_args(argv)
-    seconds = _run_suite(args.json) if args.run else args.seconds
+    seconds = run_suite("tensorflow_audit", args.json)[0] if args.run else args.seconds
     try:
         from gradcheck.oracles.tf_support import import_tensorflow
         version = str(import_tensorflow().__version__)
@@ -224,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         version = "(not installed here)"
     body = render(json.loads(args.json.read_text()), seconds, version)
     if args.write or args.run:
-        _write(body)
+        write_block(BEGIN, END, body)
     else:
         print(body)
     return 0

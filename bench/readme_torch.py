@@ -16,20 +16,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/, also when loaded by path
+from audit_readme import ROOT, Finding, counts, run_suite, worst, write_block  # noqa: E402
+
 BEGIN, END = "<!-- torch-audit:begin -->", "<!-- torch-audit:end -->"
 WRAPPERS = "gradcheck.suites.torch_wrappers."
 
-Finding = dict[str, Any]
 
 FIRST = {"vjp", "jvp"}
 SECOND = {"double_vjp", "hvp_fwd_rev", "hvp_rev_rev", "hvp_rev_fwd"}
@@ -78,26 +75,6 @@ def _short(op: str) -> str:
     return op.replace(WRAPPERS, "wrappers.").replace("torch.nn.functional.", "F.")
 
 
-#: Kinds whose error against tolerance is worth showing (a dependence leak's is not).
-RATIO_KINDS = {"mismatch", "silently_zero", "value_leak"}
-
-
-def _worst(findings: list[Finding]) -> str:
-    ratios = []
-    for f in findings:
-        if f["kind"] not in RATIO_KINDS:
-            continue
-        err, tol = f.get("max_abs_err"), f.get("tolerance")
-        if isinstance(err, (int, float)) and isinstance(tol, (int, float)) and tol > 0:
-            ratios.append(err / tol)
-        elif err in ("inf", float("inf")):  # JSON keeps a non-finite error as text
-            ratios.append(float("inf"))
-    if not ratios:
-        return ""
-    top = max(ratios)
-    return " (ratio inf)" if top == float("inf") else f" (ratio {top:.3g})"
-
-
 def _inconsistent(report: dict[str, Any]) -> list[Finding]:
     fs = report["findings"]
     if any(f["kind"] == "silently_zero" or (f["kind"] == "mismatch" and
@@ -114,17 +91,8 @@ def categorize(reports: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]
             hits = _inconsistent(r) if title == "paths inconsistent only" else \
                 [f for f in r["findings"] if test(f)]
             if hits:
-                out[title].append((r["op"], _worst(hits)))
+                out[title].append((r["op"], worst(hits)))
     return out
-
-
-def counts(reports: list[dict[str, Any]]) -> dict[str, int]:
-    """Findings per kind over the whole audit."""
-    out: dict[str, int] = {}
-    for r in reports:
-        for f in r["findings"]:
-            out[f["kind"]] = out.get(f["kind"], 0) + 1
-    return dict(sorted(out.items()))
 
 
 def render(data: dict[str, Any], seconds: float | None, torch_version: str,
@@ -160,25 +128,6 @@ def render(data: dict[str, Any], seconds: float | None, torch_version: str,
     return "\n".join(lines)
 
 
-def _run_suite(path: Path) -> tuple[float, float]:
-    """The run's wall time and the machine's load average (1 min) over it."""
-    start = time.perf_counter()
-    before = os.getloadavg()[0]
-    subprocess.run([str(Path(sys.executable).parent / "gradcheck"), "run", "--suite",
-                    "torch_audit", "--jobs", "2", "--json", str(path), "--no-html"],
-                   cwd=ROOT, check=False, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start, (before + os.getloadavg()[0]) / 2
-
-
-def _write(body: str) -> None:
-    text = README.read_text()
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"{README}: the markers {BEGIN} and {END} are missing")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    README.write_text(f"{head}{BEGIN}\n{body}\n{END}{tail}")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, default=ROOT / "reports" / "torch_audit.json")
@@ -187,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--load", type=float, help="the load average during that run")
     parser.add_argument("--write", action="store_true", help="replace the README section")
     args = parser.parse_args(argv)
-    seconds, load = _run_suite(args.json) if args.run else (args.seconds, args.load)
+    seconds, load = run_suite("torch_audit", args.json) if args.run else (args.seconds, args.load)
     try:
         import torch
         version = torch.__version__.split("+")[0]
@@ -195,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         version = "(not installed here)"
     body = render(json.loads(args.json.read_text()), seconds, version, load)
     if args.write or args.run:
-        _write(body)
+        write_block(BEGIN, END, body)
     else:
         print(body)
     return 0
