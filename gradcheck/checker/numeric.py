@@ -107,19 +107,26 @@ class _Problem:
             raise type(e)(f"{who}: {e}") from None
         self.dtype = np.result_type(*(self.args[i] for i in self.argnums))
         self.calls, self.out_shape = 0, ()
+        self._tangents_known()
         self.f0 = self._call(self.args, "the sample point")
         self.eps = float(np.finfo(np.result_type(self.dtype, self.f0.real.dtype)).eps)
+
+    def _tangents_known(self) -> None:
+        """What every probe needs of the tangents, worked out once (a probe is then a few
+        passes over the arrays, not a dozen): float64 copies, the count of moved components,
+        the largest |u|."""
+        self.u64 = [u.astype(np.float64).ravel() for u in self.tangents]
+        self.moved = sum(int(np.count_nonzero(u)) for u in self.tangents)
+        #: Largest |u| over all tangents (0 for a zero direction).
+        self.umax = max((float(np.max(np.abs(u), initial=0)) for u in self.tangents),
+                        default=0.0)
 
     def along(self, tangents: list[np.ndarray]) -> _Problem:
         """The same sample probed along other (trusted) tangents, with a fresh call count."""
         new = object.__new__(_Problem)
         new.__dict__.update(self.__dict__, tangents=tangents, calls=0)
+        new._tangents_known()
         return new
-
-    @property
-    def umax(self) -> float:
-        """Largest |u| over all tangents (0 for a zero direction)."""
-        return max((float(np.max(np.abs(u), initial=0)) for u in self.tangents), default=0.0)
 
     def scale(self) -> float:
         """Input scale in units of h: the smallest max(1, log1p|x_k|) / |u_k| over the moved
@@ -135,12 +142,17 @@ class _Problem:
         args, moves = list(self.args), []
         for i, u in zip(self.argnums, self.tangents, strict=True):
             args[i] = (self.args[i] + h * u).astype(self.args[i].dtype, copy=False)
-            moves.append(((args[i] - self.args[i]).astype(np.float64), u.astype(np.float64)))
-        if sum(int(np.count_nonzero(u)) for _, u in moves) == 1:  # exact: the step taken
-            h_eff = sum(float(np.vdot(m, u)) for m, u in moves) / self.umax ** 2
+            moves.append((args[i] - self.args[i]).astype(np.float64, copy=False).ravel())
+        if self.moved == 1:  # exact: the step taken
+            h_eff = sum(float(np.vdot(m, u)) for m, u in zip(moves, self.u64, strict=True)) \
+                / self.umax ** 2
         else:  # several components: keep h, so each component's rounding stays its own
             h_eff = h
-        off = sum(float(np.sum(np.abs(m - h_eff * u))) for m, u in moves)
+        off = 0.0
+        for m, u in zip(moves, self.u64, strict=True):
+            rest = h_eff * u  # in place from here: |m - h_eff * u|, bit for bit, one buffer
+            np.subtract(m, rest, out=rest)
+            off += float(np.sum(np.abs(rest, out=rest)))
         return self._call(args, f"the probe point x + h*u with h={h:.3g}"), h_eff, off
 
     def _call(self, args: list[Any], where: str) -> np.ndarray:
@@ -151,8 +163,8 @@ class _Problem:
         self.out_shape = parts[0].shape if len(parts) == 1 else (sum(p.size for p in parts),)
         flat = np.concatenate([p.ravel() for p in parts]) if parts else np.zeros(0)
         flat = flat if flat.dtype.kind in "fc" else flat.astype(np.float64)
-        bad = ~np.isfinite(flat)
-        if bad.any():
+        if not np.isfinite(flat).all():
+            bad = ~np.isfinite(flat)
             name = getattr(self.f, "__name__", "f")
             raise NonFiniteError(f"{self.who}: {name} returned {int(bad.sum())} non-finite "
                                  f"output element(s) (first at flat index "
@@ -196,12 +208,19 @@ def _difference(p: _Problem, h: float, side: int) -> tuple[np.ndarray, np.ndarra
     hi, h_hi, off_hi = p.at(h if side >= 0 else -h)
     lo, h_lo, off_lo = p.at(-h) if side == 0 else (p.f0, 0.0, 0.0)
     with np.errstate(all="ignore"):  # an overflow is reported just below
-        d = (hi - lo) / (h_hi - h_lo)
+        d = np.subtract(hi, lo)
+        d /= h_hi - h_lo
         jac = float(np.max(np.abs(d), initial=0)) / p.umax if p.umax else 0.0
-        noise = ULPS * (p.eps * (np.abs(hi) + np.abs(lo)) + (off_hi + off_lo) * jac)
-    if not (np.all(np.isfinite(d)) and np.all(np.isfinite(noise))):
+        # ULPS * (eps * (|hi| + |lo|) + off * jac) / |h_hi - h_lo|, in one buffer
+        noise = np.abs(hi)
+        noise += np.abs(lo)
+        noise *= p.eps
+        noise += (off_hi + off_lo) * jac
+        noise *= ULPS
+        noise /= abs(h_hi - h_lo)
+    if not (np.isfinite(d).all() and np.isfinite(noise).all()):
         raise NonFiniteError(f"{p.who}: the difference quotient overflowed at h={h:.3g}")
-    return d, noise / abs(h_hi - h_lo)
+    return d, noise
 
 
 def _tableau(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
@@ -210,7 +229,7 @@ def _tableau(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
     error estimate wins.  Without ``extrapolate``: the plain difference at the last step."""
     ratio = SHRINK ** (2 if side == 0 else 1)  # central differences have only even powers
     best, err = p.f0 * 0, np.full(p.f0.shape, np.inf)
-    done, noisy = np.zeros(p.f0.shape, dtype=bool), np.zeros(p.f0.shape, dtype=bool)
+    live, noisy = np.ones(p.f0.shape, dtype=bool), np.zeros(p.f0.shape, dtype=bool)
     prev: list[tuple[np.ndarray, np.ndarray]] = []  # (value, noise) per column of the last row
     plain = []
     for i in range(rows):
@@ -221,26 +240,49 @@ def _tableau(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
                                               row[0][1])
         for j in range(1, i + 1 if extrapolate else 0):
             (a1, n1), (a0, n0), fac = row[j - 1], prev[j - 1], ratio ** j
-            a, n = (fac * a1 - a0) / (fac - 1), (fac * n1 + n0) / (fac - 1)
-            spread = np.maximum.reduce([np.abs(a - a1), np.abs(a - a0)]
-                                       + ([np.abs(a - prev[j][0])] if j < i else []))
+            a, n = _extrapolated(a1, a0, fac), _extrapolated(n1, -n0, fac)
+            spread = _spread(a, [a1, a0] + ([prev[j][0]] if j < i else []))
             e = np.maximum(SPREAD_SAFETY * spread, n)
-            better = (e < err) & ~done
-            best, err = np.where(better, a, best), np.where(better, e, err)
-            noisy = np.where(better, n >= SPREAD_SAFETY * spread, noisy)
+            better = np.less(e, err)
+            better &= live
+            # the winners, in place (the same values np.where would give)
+            np.copyto(best, a, where=better)
+            np.copyto(err, e, where=better)
+            spread *= SPREAD_SAFETY
+            np.copyto(noisy, np.greater_equal(n, spread), where=better)
             row.append((a, n))
         if i and extrapolate:
-            done |= np.abs(row[-1][0] - prev[-1][0]) >= SAFE * err
-            if done.all():
+            moved = np.abs(row[-1][0] - prev[-1][0])
+            live &= ~(moved >= SAFE * err)  # (not <: a nan does not end an element)
+            if not live.any():
                 break
         prev = row
     # converged: the error is small, or it is the rounding noise and no step can do better
     ok = noisy | (err <= p.eps ** 0.5 * np.maximum(1.0, np.abs(best)))
     # an element that did not converge (f rough at the step's scale) gets no benefit of the
     # doubt: its error widens to the spread of the plain differences the tableau saw
-    err = np.where(ok, err, np.maximum(err, np.max(np.abs(np.stack(plain) - best), axis=0)))
+    if not ok.all():
+        err = np.where(ok, err, np.maximum(err, np.max(np.abs(np.stack(plain) - best), axis=0)))
     return NumericDerivative(best.reshape(p.out_shape), err.reshape(p.out_shape), float(h0),
                              p.calls - counted_from, bool(ok.all()))
+
+
+def _extrapolated(a1: np.ndarray, a0: np.ndarray, fac: float) -> np.ndarray:
+    """``(fac * a1 - a0) / (fac - 1)`` in one new buffer (the same bits)."""
+    out = np.multiply(a1, fac)
+    out -= a0
+    out /= fac - 1
+    return out
+
+
+def _spread(a: np.ndarray, neighbours: list[np.ndarray]) -> np.ndarray:
+    """Largest ``|a - b|`` over the neighbouring entries ``b``, in two buffers."""
+    out, diff = np.subtract(a, neighbours[0]), np.empty_like(a)
+    np.abs(out, out=out)
+    for b in neighbours[1:]:
+        np.subtract(a, b, out=diff)
+        np.maximum(out, np.abs(diff, out=diff), out=out)
+    return out
 
 
 def _initial_step(p: _Problem, step: float | None, richardson: bool, max_iter: int) -> float:
