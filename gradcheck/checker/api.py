@@ -18,7 +18,7 @@ import numpy as np
 
 from gradcheck.checker.assemble import SHRINKABLE, Collector, finding, sort_findings
 from gradcheck.checker.complex import DTYPE_NAMES
-from gradcheck.checker.convergence import convergence_data
+from gradcheck.checker.convergence import measured_convergence
 from gradcheck.checker.examine import ExampleResult, examine, plan
 from gradcheck.checker.explore import draw_examples, shrink, stream_seed
 from gradcheck.checker.paths import PATHS
@@ -217,7 +217,8 @@ def _run(report: Report, t: Target, options: Options, count: int) -> None:
                  candidates[0] if candidates else None)
     if first is not None and active.paths:
         try:
-            report.convergence = convergence_data(t, first, active)
+            report.convergence, spent = measured_convergence(t, first, active)
+            stats["evaluations"]["convergence"] = spent
         except Exception as e:  # noqa: BLE001 - a plot's data never takes a verdict with it
             stats["convergence_error"] = f"{type(e).__name__}: {e}"
 

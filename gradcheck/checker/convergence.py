@@ -20,14 +20,14 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker import numeric
-from gradcheck.checker.checks import spec
+from gradcheck.checker.checks import Spec, spec
 from gradcheck.checker.compare import dot, flat
 from gradcheck.checker.examine import quiet
 from gradcheck.checker.sampling import Example
 from gradcheck.checker.session import Options, Session, Skip, Stop
 from gradcheck.checker.targets import Target, with_dtype
 
-__all__ = ["convergence_data", "slope", "slopes", "STEPS"]
+__all__ = ["convergence_data", "measured_convergence", "slope", "slopes", "STEPS"]
 
 #: Steps per unit of input scale, largest first.
 STEPS = tuple(float(h) for h in np.logspace(-1, -10, 16))
@@ -37,12 +37,20 @@ def convergence_data(target: Target, example: Example, options: Options) -> dict
     """``{"steps": [...], "series": {path: [abs error per step]}, "rounding": {path: [rounding
     estimate per step]}, "expected_slope": 2.0}``, in float64 at ``example``; ``{}`` when
     nothing can be plotted."""
+    return measured_convergence(target, example, options)[0]
+
+
+def measured_convergence(target: Target, example: Example,
+                         options: Options) -> tuple[dict[str, Any], int]:
+    """:func:`convergence_data` and the evaluations it took (forward and path calls: a
+    check's cost counts them like its own)."""
     with quiet():
-        return _convergence(target, example, options)
+        sess = Session(target, with_dtype(example, "float64"), options)
+        data = _convergence(sess, options)
+    return data, sum(sess.counts().values())
 
 
-def _convergence(target: Target, example: Example, options: Options) -> dict[str, Any]:
-    sess = Session(target, with_dtype(example, "float64"), options)
+def _convergence(sess: Session, options: Options) -> dict[str, Any]:
     try:
         sess.forward()
     except (Skip, Stop):
@@ -52,41 +60,77 @@ def _convergence(target: Target, example: Example, options: Options) -> dict[str
     steps = [h * scale for h in STEPS]
     series: dict[str, list[float]] = {}
     rounding: dict[str, list[float]] = {}
-    for path in options.paths:
+    for group in _groups(sess, options.paths):
         try:
-            found = _series(sess, path, steps)
+            found = _series(sess, group, steps)
         except (Skip, Stop, numeric.NonFiniteError, ValueError):
             continue
-        if found is not None:
-            series[path], rounding[path] = found
+        for path, (errors, noise) in found.items():
+            series[path], rounding[path] = errors, noise
     if not series:
         return {}
-    return {"steps": steps, "series": series, "rounding": rounding, "expected_slope": 2.0}
+    ordered = [p for p in options.paths if p in series]
+    return {"steps": steps, "series": {p: series[p] for p in ordered},
+            "rounding": {p: rounding[p] for p in ordered}, "expected_slope": 2.0}
 
 
-def _series(sess: Session, path: str,
-            steps: list[float]) -> tuple[list[float], list[float]] | None:
-    """The path's error and rounding estimate per step (nan where a step was dropped)."""
-    sp = spec(sess, path)
-    lin = sess.linearization(sp.lin)
-    if lin.empty:
-        return None
-    dirs = [np.asarray(d, np.float64) for d in sp.dirs]
-    if sp.forward:
-        def f(*args: Any) -> np.ndarray:
-            return flat(lin.calls(*args))
-        analytic = flat(sp.value)
-    else:
-        cot = flat(sp.cot)
+def _groups(sess: Session, paths: tuple[str, ...]) -> list[list[tuple[str, Spec]]]:
+    """The paths whose series come from the same probes: the same linearization along the
+    same direction (vjp, jvp and double_vjp all differentiate f along u)."""
+    groups: list[list[tuple[str, Spec]]] = []
+    for path in paths:
+        try:
+            sp = spec(sess, path)
+        except (Skip, Stop):
+            continue
+        if sess.linearization(sp.lin).empty:
+            continue
+        for group in groups:
+            other = group[0][1]
+            if other.lin == sp.lin and len(other.dirs) == len(sp.dirs) and all(
+                    np.array_equal(a, b) for a, b in zip(other.dirs, sp.dirs, strict=True)):
+                group.append((path, sp))
+                break
+        else:
+            groups.append([(path, sp)])
+    return groups
 
-        def f(*args: Any) -> np.ndarray:
-            return np.array([float(np.sum(cot * flat(lin.calls(*args))))])
-        analytic = np.array([dot(sp.value, sp.dirs)])
-    conv = numeric.convergence(f, lin.point, lin.argnums, dirs, analytic, steps=steps)
-    errors = dict(zip(conv["steps"], conv["errors"], strict=True))
-    noise = dict(zip(conv["steps"], conv["rounding"], strict=True))
-    return ([float(errors.get(h, math.nan)) for h in steps],
-            [float(noise.get(h, math.nan)) for h in steps])
+
+def _series(sess: Session, group: list[tuple[str, Spec]],
+            steps: list[float]) -> dict[str, tuple[list[float], list[float]]]:
+    """Each path's error and rounding estimate per step (nan where a step was dropped), from
+    one set of probes along the group's direction.  A forward path is compared along the
+    direction; a transpose path through the scalar ``<cotangent, phi>``."""
+    lin = sess.linearization(group[0][1].lin)
+    dirs = [np.asarray(d, np.float64) for d in group[0][1].dirs]
+    analytics: list[Any] = []
+    projections: list[Any] = []
+    for _, sp in group:
+        if sp.forward:
+            analytics.append(flat(sp.value))
+            projections.append(None)
+        else:
+            analytics.append(np.array([dot(sp.value, sp.dirs)]))
+            projections.append(_projection(flat(sp.cot)))
+
+    def f(*args: Any) -> np.ndarray:
+        return flat(lin.calls(*args))
+    convs = numeric.convergences(f, lin.point, lin.argnums, dirs, analytics,
+                                 projections=projections, steps=steps)
+    out = {}
+    for (path, _), conv in zip(group, convs, strict=True):
+        if conv is None:
+            continue
+        errors = dict(zip(conv["steps"], conv["errors"], strict=True))
+        noise = dict(zip(conv["steps"], conv["rounding"], strict=True))
+        out[path] = ([float(errors.get(h, math.nan)) for h in steps],
+                     [float(noise.get(h, math.nan)) for h in steps])
+    return out
+
+
+def _projection(cot: np.ndarray) -> Any:
+    """``out -> <cot, out>``, summed as the scalar ``<cotangent, phi>`` always was."""
+    return lambda out: float(np.sum(cot * out))
 
 
 # Without a recorded rounding estimate (results written before it was), an error this far

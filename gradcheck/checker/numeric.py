@@ -20,7 +20,8 @@ from gradcheck.checker.tolerances import current_overrides
 __all__ = [
     "NonFiniteError", "NumericDerivative", "NumericJacobian", "CountedFunction",
     "count_evaluations", "default_step", "directional_derivative", "one_sided_derivatives",
-    "is_kink", "numeric_jacobian", "numeric_jacobian_with_error", "convergence", "fitted_slope",
+    "is_kink", "numeric_jacobian", "numeric_jacobian_with_error", "convergence", "convergences",
+    "fitted_slope",
 ]
 
 SHRINK = 1.4  # step ratio between tableau rows (Ridders' classic choice)
@@ -207,17 +208,24 @@ def _difference(p: _Problem, h: float, side: int) -> tuple[np.ndarray, np.ndarra
     rounding noise: f's own, and the probes' rounding off the line times a |J| guess."""
     hi, h_hi, off_hi = p.at(h if side >= 0 else -h)
     lo, h_lo, off_lo = p.at(-h) if side == 0 else (p.f0, 0.0, 0.0)
+    return _quotient(p, h, hi, lo, h_hi - h_lo, off_hi + off_lo)
+
+
+def _quotient(p: _Problem, h: float, hi: np.ndarray, lo: np.ndarray, width: float,
+              off: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(hi - lo) / width`` and its rounding noise (see :func:`_difference`); ``off`` is
+    the probes' summed rounding off the line."""
     with np.errstate(all="ignore"):  # an overflow is reported just below
         d = np.subtract(hi, lo)
-        d /= h_hi - h_lo
+        d /= width
         jac = float(np.max(np.abs(d), initial=0)) / p.umax if p.umax else 0.0
-        # ULPS * (eps * (|hi| + |lo|) + off * jac) / |h_hi - h_lo|, in one buffer
+        # ULPS * (eps * (|hi| + |lo|) + off * jac) / |width|, in one buffer
         noise = np.abs(hi)
         noise += np.abs(lo)
         noise *= p.eps
-        noise += (off_hi + off_lo) * jac
+        noise += off * jac
         noise *= ULPS
-        noise /= abs(h_hi - h_lo)
+        noise /= abs(width)
     if not (np.isfinite(d).all() and np.isfinite(noise).all()):
         raise NonFiniteError(f"{p.who}: the difference quotient overflowed at h={h:.3g}")
     return d, noise
@@ -382,30 +390,70 @@ def convergence(f: Callable[..., Any], args: Sequence[Any], argnums: int | Seque
 
     Default steps: 16 from 1e-1 to 1e-10 times the input scale.  Steps whose probes leave f's
     domain (non-finite output) are left out and listed under ``dropped``."""
+    found = convergences(f, args, argnums, tangents, [analytic], steps=steps)[0]
+    if found is None:
+        raise NonFiniteError("convergence: f is non-finite at the probes of every step")
+    return found
+
+
+def convergences(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[int],
+                 tangents: Any, analytics: Sequence[Any], *,
+                 projections: Sequence[Callable[[np.ndarray], float] | None] | None = None,
+                 steps: Sequence[float] | None = None) -> list[dict[str, Any] | None]:
+    """:func:`convergence` of several analytic values along the same tangents, from one set
+    of probes (two calls of f per step, shared): what costs is f, not the comparisons.
+
+    ``projections[k]``, when given and not None, maps f's ravelled output to a scalar (such
+    as ``<v, f>``) and ``analytics[k]`` is that scalar's derivative; each is then exactly the
+    convergence of ``x -> [projection(f(x))]``.  None for an analytic value whose probes are
+    non-finite at every step.  ``evaluations`` counts the shared calls of f."""
     p = _Problem("convergence", f, args, argnums, tangents)
-    want = np.asarray(analytic).ravel()
-    if want.size != p.f0.size:
-        raise ValueError(f"convergence: analytic has {want.size} element(s), "
-                         f"f's output has {p.f0.size}")
+    projections = list(projections or [None] * len(analytics))
+    wants = []
+    for want, project in zip(analytics, projections, strict=True):
+        want = np.asarray(want).ravel()
+        size = p.f0.size if project is None else 1
+        if want.size != size:
+            raise ValueError(f"convergence: analytic has {want.size} element(s), "
+                             f"f's output has {size}")
+        wants.append(want)
     if steps is None:
         steps = list(p.scale() * np.logspace(-1, -10, 16))
     elif not all(np.isfinite(h) and h > 0 for h in steps):
         raise ValueError(f"convergence: steps must be positive and finite, got {list(steps)}")
-    conv: dict[str, Any] = {"steps": [], "errors": [], "rounding": [], "dropped": [],
-                            "expected_slope": 2.0}
+    convs: list[dict[str, Any]] = [{"steps": [], "errors": [], "rounding": [], "dropped": [],
+                                    "expected_slope": 2.0} for _ in wants]
     for h in steps:
+        h = float(h)
         try:
-            d, noise = _difference(p, float(h), 0)
+            hi, h_hi, off_hi = p.at(h)
+            lo, h_lo, off_lo = p.at(-h)
         except NonFiniteError:
-            conv["dropped"].append(float(h))
-            continue
-        conv["steps"].append(float(h))
-        conv["errors"].append(float(np.max(np.abs(d - want), initial=0.0)))
-        conv["rounding"].append(float(np.max(noise, initial=0.0)))
-    if not conv["steps"]:
-        raise NonFiniteError("convergence: f is non-finite at the probes of every step")
-    conv["evaluations"] = p.calls
-    return conv
+            hi = lo = None
+        for conv, want, project in zip(convs, wants, projections, strict=True):
+            try:
+                if hi is None or lo is None:
+                    raise NonFiniteError("convergence: f is non-finite at a probe")
+                a, b = (hi, lo) if project is None else (_scalar(project, hi),
+                                                         _scalar(project, lo))
+                d, noise = _quotient(p, h, a, b, h_hi - h_lo, off_hi + off_lo)
+            except NonFiniteError:
+                conv["dropped"].append(h)
+                continue
+            conv["steps"].append(h)
+            conv["errors"].append(float(np.max(np.abs(d - want), initial=0.0)))
+            conv["rounding"].append(float(np.max(noise, initial=0.0)))
+    for conv in convs:
+        conv["evaluations"] = p.calls
+    return [conv if conv["steps"] else None for conv in convs]
+
+
+def _scalar(project: Callable[[np.ndarray], float], out: np.ndarray) -> np.ndarray:
+    """``[project(out)]``, non-finite refused as :meth:`_Problem._call` refuses it."""
+    value = np.array([float(project(out))])
+    if not np.isfinite(value).all():
+        raise NonFiniteError("convergence: the projection of f is non-finite at a probe")
+    return value
 
 
 def fitted_slope(conv: dict[str, Any]) -> float:
