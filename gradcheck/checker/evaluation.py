@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker.compare import Outcome
-from gradcheck.checker.paths import InputMutated
+from gradcheck.checker.paths import InputMutated, same_bits
 from gradcheck.checker.references import Unsupported
 from gradcheck.engine import RuleError
 from gradcheck.ops.refs import NoEquivalent
@@ -40,8 +40,7 @@ def _same_bits(a: Any, b: Any) -> bool:
             if not _same_bits(x, y):
                 return False
         elif isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-            x, y = np.asarray(x), np.asarray(y)
-            if x.shape != y.shape or x.dtype != y.dtype or x.tobytes() != y.tobytes():
+            if not same_bits(np.asarray(x), y):
                 return False
         elif x != y:
             return False

@@ -140,9 +140,10 @@ class _Problem:
     def at(self, h: float) -> tuple[np.ndarray, float, float]:
         """f at x + h*u (ravelled, concatenated), the step h_eff taken along u, and the l1 norm
         of the probe's rounding off x + h_eff*u (zero when u has a single nonzero component)."""
-        args, moves = list(self.args), []
+        args, moves, steps = list(self.args), [], []
         for i, u in zip(self.argnums, self.tangents, strict=True):
-            args[i] = (self.args[i] + h * u).astype(self.args[i].dtype, copy=False)
+            steps.append(h * u)
+            args[i] = (self.args[i] + steps[-1]).astype(self.args[i].dtype, copy=False)
             moves.append((args[i] - self.args[i]).astype(np.float64, copy=False).ravel())
         if self.moved == 1:  # exact: the step taken
             h_eff = sum(float(np.vdot(m, u)) for m, u in zip(moves, self.u64, strict=True)) \
@@ -150,10 +151,11 @@ class _Problem:
         else:  # several components: keep h, so each component's rounding stays its own
             h_eff = h
         off = 0.0
-        for m, u in zip(moves, self.u64, strict=True):
-            rest = h_eff * u  # in place from here: |m - h_eff * u|, bit for bit, one buffer
-            np.subtract(m, rest, out=rest)
-            off += float(np.sum(np.abs(rest, out=rest)))
+        for m, u, step in zip(moves, self.u64, steps, strict=True):
+            # |m - h_eff * u| in place, bit for bit (h * u is already there in float64)
+            rest = step.ravel() if h_eff == h and step.dtype == np.float64 else h_eff * u
+            np.subtract(m, rest, out=m)  # m is this probe's own difference array
+            off += float(np.sum(np.abs(m, out=m)))
         return self._call(args, f"the probe point x + h*u with h={h:.3g}"), h_eff, off
 
     def _call(self, args: list[Any], where: str) -> np.ndarray:

@@ -58,13 +58,18 @@ def fingerprint(a: Any) -> np.ndarray:
     return np.array(value_of(a), copy=True)
 
 
+#: Unsigned integers by item size: bits compared a word at a time, not a byte at a time.
+_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
 def same_bits(a: np.ndarray, b: Any) -> bool:
     """True when ``b`` (an array or Tensor) still holds exactly the bits of ``a``."""
     b = np.asarray(value_of(b))
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    return bool(np.array_equal(np.ascontiguousarray(a).view(np.uint8),
-                               np.ascontiguousarray(b).view(np.uint8)))
+    word = _WORDS.get(a.dtype.itemsize, np.uint8)
+    return bool(np.array_equal(np.ascontiguousarray(a).view(word),
+                               np.ascontiguousarray(b).view(word)))
 
 
 class Guard:
@@ -73,13 +78,24 @@ class Guard:
     def __init__(self) -> None:
         self._watched: list[tuple[str, Any, np.ndarray]] = []
 
-    def watch(self, name: str, value: Any) -> Any:
-        """Remember ``value``'s contents (arrays inside tuples, lists and dicts too)."""
+    def watch(self, name: str, value: Any, original: Any = None) -> Any:
+        """Remember ``value``'s contents (arrays inside tuples, lists and dicts too).
+
+        ``original``, when given, is what ``value`` was copied from, kept by the caller and
+        never handed to the call: its arrays are the record of what ``value`` held (no
+        second copy)."""
         leaves, _ = flatten(value)
-        for k, leaf in enumerate(leaves):
+        before = flatten(original)[0] if original is not None else [None] * len(leaves)
+        if len(before) != len(leaves):
+            before = [None] * len(leaves)
+        for k, (leaf, was) in enumerate(zip(leaves, before, strict=True)):
             if isinstance(leaf, (np.ndarray, Tensor)):
                 label = name if len(leaves) == 1 else f"{name}[{k}]"
-                self._watched.append((label, leaf, fingerprint(leaf)))
+                held = value_of(leaf)
+                kept = was if isinstance(was, np.ndarray) and isinstance(held, np.ndarray) and \
+                    was.dtype == held.dtype and was.shape == held.shape and \
+                    was is not held else fingerprint(leaf)
+                self._watched.append((label, leaf, kept))
         return value
 
     def verify(self) -> None:
@@ -113,9 +129,9 @@ class EngineProblem:
         self.counts: Counter[str] = Counter()
 
     def _bound(self, guard: Guard) -> Callable[..., Any]:
-        fixed = [guard.watch(f"argument {i}", _copy(a)) if i not in self.positions else None
+        fixed = [guard.watch(f"argument {i}", _copy(a), a) if i not in self.positions else None
                  for i, a in enumerate(self.args)]
-        params = guard.watch("params", _copy(self.params))
+        params = guard.watch("params", _copy(self.params), self.params)
 
         def f(*primals: Any) -> Any:
             full = list(fixed)
@@ -125,11 +141,12 @@ class EngineProblem:
 
         return f
 
+    # the engine gets copies; the caller's arrays, never handed over, are their record
     def _tensors(self, guard: Guard, name: str, values: Sequence[Any]) -> list[Tensor]:
-        return [guard.watch(f"{name} {k}", tensor(v)) for k, v in enumerate(values)]
+        return [guard.watch(f"{name} {k}", tensor(v), v) for k, v in enumerate(values)]
 
     def _given(self, guard: Guard, name: str, values: Sequence[Any]) -> Arrays:
-        return [guard.watch(f"{name} {k}", np.array(v)) for k, v in enumerate(values)]
+        return [guard.watch(f"{name} {k}", np.array(v), v) for k, v in enumerate(values)]
 
     def _run(self, path: str, body: Callable[[Guard], Any]) -> Any:
         self.counts[path] += 1
