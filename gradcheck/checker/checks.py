@@ -201,7 +201,7 @@ def _linear(path: str, prop: str) -> Callable[[Session], Sides]:
         def at(arg: Arrays) -> Arrays:
             return s.evaluate(path, lambda: call(arg), expect)
 
-        gb = at(b)
+        gb = s.memo((path, first + "2"), lambda: at(b))  # every property needs it
         scale = max(top(base), top(gb), s.natural() * max(top(a), top(b)))
         if prop == "zero":
             g0 = at([np.zeros_like(i) for i in a])

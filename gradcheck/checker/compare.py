@@ -106,13 +106,23 @@ class Linearization:
         self.point = [np.asarray(p, dtype=np.float64) for p in point]
         self.out_shapes = [tuple(s) for s in out_shapes]
         self.in_shapes = [p.shape for p in self.point]
-        self.calls = numeric.count_evaluations(lambda *args: phi(list(args)))
+        self._phi = phi
+        self.calls = numeric.count_evaluations(self._at)
         self._jacobian: tuple[np.ndarray, np.ndarray] | None = None
         self._f0: list[np.ndarray] | None = None
         self._derivatives: list[tuple[list[np.ndarray], tuple[np.ndarray, np.ndarray]]] = []
         #: Projects input-space arrays on the inputs' tangent spaces (see .directions); full
         #: mode then compares the Jacobians on those spaces only.
         self.project: Callable[[Arrays], Arrays] | None = None
+
+    def _at(self, *args: np.ndarray) -> Arrays:
+        """``phi``; its outputs at the point itself (the numeric reference's first call) are
+        kept for :meth:`_coarse`, which would otherwise evaluate them again."""
+        out = self._phi(list(args))
+        if self._f0 is None and len(args) == len(self.point) and \
+                all(a is p for a, p in zip(args, self.point, strict=True)):
+            self._f0 = [np.asarray(o) for o in out]
+        return out
 
     @property
     def argnums(self) -> tuple[int, ...]:

@@ -52,25 +52,29 @@ def _blame(sess: Session) -> str:
     return "some VJP rule, differentiated again, is not linear in its upstream gradient"
 
 
+def _with_dummy(s: Session, name: str) -> tuple[list[np.ndarray], bool]:
+    """The double-VJP JVP with dummy ``name``, and whether it read the dummy (one
+    evaluation, shared by the value-leak and dependence-leak checks)."""
+    def compute() -> Any:
+        x, u, dummy = s.x, s.direction("u"), dummies(s)[name]
+        return s.evaluate("double_vjp", lambda: s.problem.double_vjp(x, u, dummy),
+                          (*s.outs, FLAG), tangent=u, dummy=dummy)
+    return s.memo(("double_vjp dummy", name), compute)
+
+
 def _against(name: str) -> Callable[[Session], Sides]:
     """The double-VJP JVP with dummy ``name`` against the one with dummy zeros."""
     def sides(s: Session) -> Sides:
-        x, u, dummy = s.x, s.direction("u"), dummies(s)[name]
-        result, _ = s.evaluate("double_vjp", lambda: s.problem.double_vjp(x, u, dummy),
-                               (*s.outs, FLAG), tangent=u, dummy=dummy)
-        return result, s.primary("double_vjp")[0], s.natural() * top(u)
+        result, _ = _with_dummy(s, name)
+        return result, s.primary("double_vjp")[0], s.natural() * top(s.direction("u"))
     return sides
 
 
 def _reads_dummy(sess: Session) -> bool:
     """The engine's record: was any double-VJP result computed from the dummy?"""
-    x, u = sess.x, sess.direction("u")
     read = bool(sess.primary("double_vjp")[1])
-    for dummy in dummies(sess).values():
-        def call(d: list[np.ndarray] = dummy) -> Any:
-            return sess.problem.double_vjp(x, u, d)
-        _, flag = sess.evaluate("double_vjp", call)
-        read = read or bool(flag)
+    for name in DUMMIES:
+        read = read or bool(_with_dummy(sess, name)[1])
     return read
 
 

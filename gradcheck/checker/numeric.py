@@ -430,12 +430,12 @@ def convergences(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequ
         try:
             hi, h_hi, off_hi = p.at(h)
             lo, h_lo, off_lo = p.at(-h)
-        except NonFiniteError:
-            hi = lo = None
+        except NonFiniteError:  # outside f's domain: this step is dropped for every value
+            for conv in convs:
+                conv["dropped"].append(h)
+            continue
         for conv, want, project in zip(convs, wants, projections, strict=True):
             try:
-                if hi is None or lo is None:
-                    raise NonFiniteError("convergence: f is non-finite at a probe")
                 a, b = (hi, lo) if project is None else (_scalar(project, hi),
                                                          _scalar(project, lo))
                 d, noise = _quotient(p, h, a, b, h_hi - h_lo, off_hi + off_lo)

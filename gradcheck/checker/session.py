@@ -71,6 +71,7 @@ class Session(Guarded):
         self._primary: dict[str, Any] = {}
         self._lins: dict[str, Linearization] = {}
         self._perturbed: Session | None = None
+        self._memo: dict[Any, Any] = {}
         self.directions = Directions(example.seed, self.dtype,
                                      tangent_domains(target, example))
         self.tol = Tolerances(self.dtype, conditioning(self.x), self._factor())
@@ -103,6 +104,13 @@ class Session(Guarded):
             if outcome.message and not outcome.message.startswith(self.side):
                 outcome.message = f"{self.side}'s {self.target.name}: {outcome.message}"
         return super().record(outcome)
+
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per session and ``key``: an evaluation two checks both need
+        (paths are deterministic: their primary values are checked to be, bit for bit)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def primary(self, path: str) -> Any:
         """The path's main value at this example (cached), with the structural checks."""
