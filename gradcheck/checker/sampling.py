@@ -267,45 +267,49 @@ def examples(op: Op, dtype: str = "float64", scales: tuple[float, ...] = SCALES,
     domains: tuple[Domain, ...] = tuple(meta.get("inputs") or (REAL,) * (op.nin or 1))
     # by default, one broadcasting group per input
     shapes_spec = meta.get("shapes") or ",".join(["(...)"] * len(domains))
+    return _example(op, domains, shapes_spec, np.dtype(dtype), scales, stratum)
+
+
+# Decorated once, here: Hypothesis reads a composite's source each time it decorates one
+# (about 3 ms, more than drawing an example costs).
+@st.composite
+def _example(draw: Any, op: Op, domains: tuple[Domain, ...], shapes_spec: Any,
+             np_dtype: np.dtype[Any], scales: tuple[float, ...],
+             stratum: Stratum | None) -> Example:
+    meta = op.meta
     kinks = meta.get("kinks", ())
-    np_dtype = np.dtype(dtype)
-
-    @st.composite
-    def strategy(draw: Any) -> Example:
-        family = stratum.family if stratum is not None else None
-        if callable(shapes_spec):
-            shapes = [tuple(s) for s in shapes_spec(draw)]
-        else:
-            shapes = draw(draw_shapes(shapes_spec, family))
-        if len(shapes) != len(domains):
-            raise ValueError(f"op {op.name!r}: {len(shapes)} shapes drawn for "
-                             f"{len(domains)} declared inputs")
-        params = _draw_params(draw, meta.get("params"), shapes)
-        scale = stratum.scale if stratum is not None else \
-            scales[draw(st.integers(0, len(scales) - 1))]
-        seed = draw(st.integers(0, 2**32 - 1))
-        rng = np.random.default_rng(seed)
-        context = {"shapes": shapes, "params": params}
-        args = []
-        for i, (dom, shape) in enumerate(zip(domains, shapes, strict=False)):
-            x = dom.sample(rng, shape, np_dtype, scale, context)
-            points = kinks(params) if callable(kinks) else kinks
-            if stratum is not None and isinstance(dom, Real):
-                # every region between declared kinks; without kinks, both signs
-                regions = points if isinstance(points, (tuple, list)) and points else (0.0,)
-                x = _regions(x, regions, scale, stratum.region).astype(np_dtype)
-            if stratum is not None and np.iscomplexobj(x) and dom.signature == "(...)":
-                # every phase sector, off the branch cut a domain keeps away from
-                x = _phases(x, float(getattr(dom, "margin", 0.0)), stratum.region)
-            if dom.differentiable and i not in op.nondiff_argnums and not np.iscomplexobj(x):
-                x = avoid_kinks(x, kinks, params, scale).astype(np_dtype)
-            args.append(x)
-        if kinks == "ties":
-            idx = [i for i, d in enumerate(domains)
-                   if d.differentiable and i not in op.nondiff_argnums]
-            for i, a in zip(idx, _separate([args[i] for i in idx], scale), strict=False):
-                args[i] = a
-        return Example(args=args, params=params, dtype=str(np_dtype), scale=scale, seed=seed,
-                       shapes=shapes)
-
-    return strategy()
+    family = stratum.family if stratum is not None else None
+    if callable(shapes_spec):
+        shapes = [tuple(s) for s in shapes_spec(draw)]
+    else:
+        shapes = draw(draw_shapes(shapes_spec, family))
+    if len(shapes) != len(domains):
+        raise ValueError(f"op {op.name!r}: {len(shapes)} shapes drawn for "
+                         f"{len(domains)} declared inputs")
+    params = _draw_params(draw, meta.get("params"), shapes)
+    scale = stratum.scale if stratum is not None else \
+        scales[draw(st.integers(0, len(scales) - 1))]
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    context = {"shapes": shapes, "params": params}
+    args = []
+    for i, (dom, shape) in enumerate(zip(domains, shapes, strict=False)):
+        x = dom.sample(rng, shape, np_dtype, scale, context)
+        points = kinks(params) if callable(kinks) else kinks
+        if stratum is not None and isinstance(dom, Real):
+            # every region between declared kinks; without kinks, both signs
+            regions = points if isinstance(points, (tuple, list)) and points else (0.0,)
+            x = _regions(x, regions, scale, stratum.region).astype(np_dtype)
+        if stratum is not None and np.iscomplexobj(x) and dom.signature == "(...)":
+            # every phase sector, off the branch cut a domain keeps away from
+            x = _phases(x, float(getattr(dom, "margin", 0.0)), stratum.region)
+        if dom.differentiable and i not in op.nondiff_argnums and not np.iscomplexobj(x):
+            x = avoid_kinks(x, kinks, params, scale).astype(np_dtype)
+        args.append(x)
+    if kinks == "ties":
+        idx = [i for i, d in enumerate(domains)
+               if d.differentiable and i not in op.nondiff_argnums]
+        for i, a in zip(idx, _separate([args[i] for i in idx], scale), strict=False):
+            args[i] = a
+    return Example(args=args, params=params, dtype=str(np_dtype), scale=scale, seed=seed,
+                   shapes=shapes)
