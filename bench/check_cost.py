@@ -1,15 +1,23 @@
 """What a check costs: time and function evaluations, against other frameworks' checkers.
 
 Run: ``python bench/check_cost.py`` (``--ops PATTERN``, ``--examples N``, ``--sizes``,
-``--skip-registry``).  Prints one table in three parts:
+``--repeat N``, ``--skip-registry``, ``--skip-others``, ``--per-op``).  One run prints, side
+by side:
 
-* **registry**: per op, the checker's time and evaluations (forward calls, numeric probes
-  included, plus analytic path calls) in fast and full mode, with the default examples;
+* **size**: fast mode on ``tanh`` as the input grows from 10 to 10^6 elements, as a multiple
+  of one forward evaluation (the issue's target: at most 300x from 10^4 elements on), with
+  the evaluations it spent (forward and path calls, the numeric reference's probes and the
+  report's convergence data included);
+* **registry**: every registered op checked in fast mode with its default examples at its
+  drawn (small) shapes, in milliseconds per op per dtype: median and max (target: 15 ms);
+  ``--per-op`` lists each op's fast and full time and evaluations;
+* **full mode**: ``tanh`` and ``matmul`` at growing sizes, time per Jacobian element: full
+  mode builds the whole Jacobian, so this must stay flat or fall;
 * **vs others**: the same functions (a few elementwise ops and matmul, at one input) through
   gradcheck fast mode, autograd's ``check_grads`` (order 2), and, where installed,
-  ``torch.autograd.gradcheck`` + ``gradgradcheck`` and ``jax.test_util.check_grads``;
-* **size**: fast mode on ``tanh`` as the input grows from 10 to 10^6 elements, as a multiple
-  of one forward evaluation: it must stay flat (random projections, no Jacobian).
+  ``torch.autograd.gradcheck`` + ``gradgradcheck`` and ``jax.test_util.check_grads``.
+
+Times are the minimum over ``--repeat`` runs (the machine is shared: relative figures).
 """
 
 from __future__ import annotations
@@ -43,25 +51,34 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - t0, out
 
 
-def registry_rows(patterns: list[str] | None, examples: int | None) -> list[Row]:
+def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    """The fastest of ``repeat`` runs (and its result)."""
+    runs = [timed(fn) for _ in range(max(1, repeat))]
+    return min(runs, key=lambda r: r[0])
+
+
+def registry_rows(patterns: list[str] | None, examples: int | None, repeat: int,
+                  per_op: bool) -> tuple[list[Row], list[Row]]:
+    """Fast mode over the registry, per op per dtype: a summary row (median, max, the
+    slowest op) and, with ``per_op``, one row per op (fast and full)."""
     ops = gradcheck.default_registry.select(patterns) if patterns else \
         list(gradcheck.default_registry)
-    rows, totals = [], {"fast": [], "full": []}
+    rows, per_dtype = [], []
     for op in ops:
-        cells = [op.name]
-        for mode in ("fast", "full"):
-            seconds, report = timed(lambda op=op, mode=mode: check(op, mode=mode,
-                                                                   examples=examples))
-            totals[mode].append(seconds)
-            verdict = "" if report.passed else " (fails)"
-            cells += [f"{seconds:.2f}{verdict}", str(evaluations(report))]
-        rows.append(cells)
-    for mode in ("fast", "full"):
-        t = totals[mode]
-        if t:
-            print(f"  {mode}: {sum(t):.1f} s for {len(t)} ops, median {statistics.median(t):.2f}"
-                  f" s per op")
-    return rows
+        seconds, report = best(lambda op=op: check(op, examples=examples), repeat)
+        per_dtype.append((seconds / max(1, len(report.dtypes)), op.name))
+        if per_op:
+            full, full_report = timed(lambda op=op: check(op, mode="full", examples=examples))
+            rows.append([op.name, f"{seconds * 1e3:.0f}" + ("" if report.passed else " (fails)"),
+                         str(evaluations(report)), f"{full * 1e3:.0f}",
+                         str(evaluations(full_report))])
+    if not per_dtype:
+        return [], rows
+    ms = sorted(t * 1e3 for t, _ in per_dtype)
+    worst = max(per_dtype)
+    summary = [[str(len(ms)), f"{statistics.median(ms):.1f}", f"{max(ms):.1f}", worst[1],
+                f"{sum(1 for t in ms if t <= 15)}/{len(ms)}"]]
+    return summary, rows
 
 
 # -- the same functions in other checkers ---------------------------------------------------
@@ -151,17 +168,50 @@ def comparison_rows() -> list[Row]:
 
 
 # -- fast mode against the input size --------------------------------------------------------
-def size_rows(sizes: list[int]) -> list[Row]:
+def forward_time(n: int) -> float:
+    """One forward of tanh at n elements: the faster of numpy's and the engine's."""
+    x = np.random.default_rng(1).standard_normal(n)
+    numpy = min(timed(lambda: np.tanh(x))[0] for _ in range(20))
+    engine = min(timed(lambda: gnp.tanh(x))[0] for _ in range(20))
+    return max(numpy, engine)
+
+
+def size_rows(sizes: list[int], repeat: int) -> list[Row]:
     rows = []
     for n in sizes:
         x = np.random.default_rng(1).standard_normal(n)
-        forward = min(timed(lambda x=x: np.tanh(x))[0] for _ in range(5))
-        engine = min(timed(lambda x=x: gnp.tanh(x))[0] for _ in range(5))
-        seconds, report = timed(lambda x=x: check(lambda a: gnp.tanh(a), inputs=(x,),
-                                                  examples=2))
-        rows.append([f"{n:.0e}", f"{seconds:.3f}", f"{max(forward, engine) * 1e3:.3f}",
-                     f"{seconds / max(forward, engine):.0f}", str(evaluations(report)),
+        runs = repeat if n <= 100_000 else 1
+        seconds, report = best(lambda x=x: check(lambda a: gnp.tanh(a), inputs=(x,),
+                                                 examples=2), runs)
+        forward = forward_time(n)
+        rows.append([f"{n:.0e}", f"{seconds:.3f}", f"{forward * 1e3:.3f}",
+                     f"{seconds / forward:.0f}", str(evaluations(report)),
                      "pass" if report.passed else "FAIL"])
+    return rows
+
+
+# -- full mode against the Jacobian's size ---------------------------------------------------
+FULL = {
+    "tanh": (lambda n: (np.random.default_rng(2).standard_normal(n),),
+             lambda a: gnp.tanh(a), lambda n: n * n),
+    "matmul": (lambda n: (np.random.default_rng(2).standard_normal((n, n)),
+                          np.random.default_rng(3).standard_normal((n, n))),
+               lambda a, b: gnp.matmul(a, b), lambda n: n ** 2 * 2 * n ** 2),
+}
+
+
+def full_rows(repeat: int) -> list[Row]:
+    """Full mode at growing sizes: microseconds per Jacobian element (all inputs)."""
+    rows = []
+    for name, sizes in (("tanh", (4, 16, 64)), ("matmul", (2, 4, 6))):
+        make, fn, jac = FULL[name]
+        for n in sizes:
+            xs = make(n)
+            seconds, report = best(lambda xs=xs, fn=fn: check(fn, inputs=xs, mode="full",
+                                                              examples=1), repeat)
+            rows.append([name, "x".join(str(d) for d in xs[0].shape), str(jac(n)),
+                         f"{seconds:.3f}", f"{seconds / jac(n) * 1e6:.1f}",
+                         str(evaluations(report)), "pass" if report.passed else "FAIL"])
     return rows
 
 
@@ -176,21 +226,35 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", nargs="*", help="op names or patterns (default: the registry)")
     parser.add_argument("--examples", type=int, default=None, help="examples per dtype")
-    parser.add_argument("--sizes", default="10,100,1000,10000,100000,1000000")
+    parser.add_argument("--sizes", default="10,10000,100000,1000000")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure (the fastest)")
     parser.add_argument("--skip-registry", action="store_true")
+    parser.add_argument("--skip-others", action="store_true")
+    parser.add_argument("--per-op", action="store_true", help="a row per registry op")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    print("gradcheck check cost: seconds, and function evaluations (forward + path calls)")
-    if not args.skip_registry:
-        table("registry (default examples per dtype, float64 and float32)",
-              ["op", "fast s", "fast evals", "full s", "full evals"],
-              registry_rows(args.ops, args.examples))
-    table("vs others: seconds / evaluations of the function (order 2 where offered)",
-          ["function", "gradcheck fast", "autograd check_grads", "torch gradcheck+gradgrad",
-           "jax check_grads"], comparison_rows())
-    table("fast mode on tanh as the input grows (ratio = check time / one forward)",
+    check(lambda a: gnp.tanh(a), inputs=(np.ones(3),), examples=1)  # imports, caches
+    print("gradcheck check cost: seconds, and function evaluations (forward + path calls, "
+          "numeric probes and convergence data included)")
+    table("fast mode on tanh as the input grows (2 examples; ratio = check time / one "
+          "forward; target <= 300 from 1e4)",
           ["elements", "check s", "forward ms", "ratio", "evals", "verdict"],
-          size_rows([int(float(s)) for s in args.sizes.split(",")]))
+          size_rows([int(float(s)) for s in args.sizes.split(",")], args.repeat))
+    if not args.skip_registry:
+        summary, rows = registry_rows(args.ops, args.examples, args.repeat, args.per_op)
+        table("registry, fast mode, default examples: ms per op per dtype (target <= 15)",
+              ["ops", "median ms", "max ms", "slowest op", "ops <= 15 ms"], summary)
+        if rows:
+            table("registry per op (ms for all dtypes)",
+                  ["op", "fast ms", "fast evals", "full ms", "full evals"], rows)
+    table("full mode against the Jacobian's size (1 example; us per Jacobian element must "
+          "stay flat or fall)",
+          ["function", "input", "jacobian elements", "check s", "us / element", "evals",
+           "verdict"], full_rows(args.repeat))
+    if not args.skip_others:
+        table("vs others: seconds / evaluations of the function (order 2 where offered)",
+              ["function", "gradcheck fast", "autograd check_grads",
+               "torch gradcheck+gradgrad", "jax check_grads"], comparison_rows())
 
 
 if __name__ == "__main__":
