@@ -1,0 +1,77 @@
+"""What a check costs: evaluations that do not grow with the input, no evaluation made twice
+where one value serves two checks, and the convergence data shared without changing it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradcheck.numpy as gnp
+from gradcheck.checker import check, numeric
+from gradcheck.checker.convergence import STEPS
+from gradcheck.checker.paths import same_bits
+
+
+def _tanh(a):
+    return gnp.tanh(a)
+
+
+def _counts(n: int, examples: int = 2) -> dict[str, int]:
+    x = np.random.default_rng(1).standard_normal(n)
+    report = check(_tanh, inputs=(x,), examples=examples)
+    assert report.passed
+    return report.stats["evaluations"]
+
+
+def test_evaluations_do_not_grow_with_the_input() -> None:
+    """Fast mode projects on random directions: the same calls at 10 and 3000 elements."""
+    small, large = _counts(10), _counts(3000)
+    assert small == large
+    assert sum(large.values()) < 250  # 2 examples, convergence data included
+
+
+def test_each_value_two_checks_need_is_evaluated_once() -> None:
+    """Per example: the double-VJP twice (the primary value and its repeat) plus once per
+    dummy, the value-leak and dependence-leak checks sharing them; VJP and JVP: the primary
+    twice, the numeric reference's 13 probes of G or K, and 4 linearity calls (the second
+    direction shared by the three properties)."""
+    per_example = {k: v // 2 for k, v in _counts(10).items() if k != "convergence"}
+    assert per_example["double_vjp"] == 2 + 4
+    assert per_example["vjp"] == per_example["jvp"] == 2 + 13 + 4
+
+
+def test_convergence_evaluations_are_counted() -> None:
+    """Three shared probe sets (f, G and K along their directions), two calls per step and one
+    at the point each, besides the session's own primary values."""
+    spent = _counts(10)["convergence"]
+    probes = 3 * (1 + 2 * len(STEPS))
+    assert probes < spent <= probes + 2 * 7
+
+
+def test_shared_probes_give_each_value_its_own_convergence() -> None:
+    """One probe set serving an elementwise value and a projected one gives, bit for bit, what
+    separate runs give (the projected one as the convergence of <v, f>)."""
+    x, u, v = (np.random.default_rng(k).standard_normal(5) for k in range(3))
+    jvp = u / np.cosh(x) ** 2
+    wrong = jvp + 1e-3
+
+    def projected(a):
+        return np.array([np.sum(v * np.tanh(a))])
+    counted = numeric.count_evaluations(np.tanh)
+    shared = numeric.convergences(counted, [x], 0, u, [jvp, [np.dot(v, wrong)]],
+                                  projections=[None, lambda out: float(np.sum(v * out))])
+    alone = [numeric.convergence(np.tanh, [x], 0, u, jvp),
+             numeric.convergence(projected, [x], 0, u, np.dot(v, wrong))]
+    assert shared == alone
+    assert counted.calls == shared[0]["evaluations"] == 1 + 2 * 16
+    assert numeric.fitted_slope(shared[0]) == pytest.approx(2.0, abs=0.1)
+    assert abs(numeric.fitted_slope(shared[1])) < 0.2
+
+
+def test_bits_are_compared_word_by_word() -> None:
+    """The guard's comparison (its record is now the caller's own array): bits, not values."""
+    assert same_bits(np.array([1.0, 2.0]), np.array([1.0, 2.0]))
+    assert not same_bits(np.array([0.0]), np.array([-0.0]))
+    assert same_bits(np.array([np.nan]), np.array([np.nan]))
+    assert not same_bits(np.array([1.0], np.float32), np.array([1.0]))
+    assert same_bits(np.arange(6.0).reshape(2, 3).T, np.arange(6.0).reshape(2, 3).T.copy())
