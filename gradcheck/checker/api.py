@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker.assemble import SHRINKABLE, Collector, finding, sort_findings
+from gradcheck.checker.checks import SEARCH
 from gradcheck.checker.complex import DTYPE_NAMES
 from gradcheck.checker.convergence import measured_convergence
 from gradcheck.checker.examine import ExampleResult, examine, plan
@@ -280,16 +281,20 @@ def _findings(t: Target, options: Options, report: Report, collector: Collector,
         # example where it was seen: it is not shrunk (each side's own findings are)
         if kind in SHRINKABLE and spent[theirs] < total and ref not in references:
             refs = [references[n] for n in (side, ref) if n in references]
+            searching = _searching(options)
 
             def shows(ex: Any, key: tuple[str, str, str, str] = key,
-                      refs: list[Reference] = refs) -> Any:
-                r = examine(t, ex, options, only=[key[1:]], references=refs)
+                      refs: list[Reference] = refs, opts: Options = searching) -> Any:
+                r = examine(t, ex, opts, only=[key[1:]], references=refs)
                 match = [o for o in r.outcomes if o.key == key]
                 return (match[0], ex) if match else None
             seed = stream_seed(report.seed, t.name, example.dtype)
             try:
                 found, calls = shrink(t.strategy(example.dtype), draws, seed, shows,
                                       min(per, total - spent[theirs]))
+                if found is not None:
+                    calls += 1  # the smallest example, confirmed in the check's own mode
+                    found = shows(found[1], opts=options)
             except Exception:  # noqa: BLE001 - the finding stands unshrunk
                 found, calls = None, min(per, total - spent[theirs])
             spent[theirs] += calls
@@ -306,6 +311,15 @@ def _findings(t: Target, options: Options, report: Report, collector: Collector,
         out.append(f)
     stats["shrink_calls"] = spent[False] + spent[True]
     return out
+
+
+def _searching(options: Options) -> Options:
+    """The options a shrinking search judges its candidates with: fast mode, without the
+    whole Jacobians that confirm a fast-mode failure (:data:`~.checks.SEARCH`).  Most
+    candidates cost random projections only; the smallest example the search finds is then
+    confirmed in the check's own mode, and only a confirmed one replaces the finding's
+    example."""
+    return Options(options.paths, options.references, SEARCH)
 
 
 def _unusable(op: str, dtypes: list[str], stats: dict[str, Any]) -> list[Finding]:
