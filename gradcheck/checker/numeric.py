@@ -434,11 +434,15 @@ def convergences(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequ
             for conv in convs:
                 conv["dropped"].append(h)
             continue
+        whole: Any = None  # the quotient of the outputs themselves, shared by every value
         for conv, want, project in zip(convs, wants, projections, strict=True):
             try:
-                a, b = (hi, lo) if project is None else (_scalar(project, hi),
-                                                         _scalar(project, lo))
-                d, noise = _quotient(p, h, a, b, h_hi - h_lo, off_hi + off_lo)
+                if project is None:
+                    whole = whole or _quotient(p, h, hi, lo, h_hi - h_lo, off_hi + off_lo)
+                    d, noise = whole
+                else:
+                    d, noise = _quotient(p, h, _scalar(project, hi), _scalar(project, lo),
+                                         h_hi - h_lo, off_hi + off_lo)
             except NonFiniteError:
                 conv["dropped"].append(h)
                 continue
