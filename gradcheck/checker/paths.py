@@ -60,6 +60,7 @@ def fingerprint(a: Any) -> np.ndarray:
 
 #: Unsigned integers by item size: bits compared a word at a time, not a byte at a time.
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_SMALL = 4096
 
 
 def same_bits(a: np.ndarray, b: Any) -> bool:
@@ -67,6 +68,8 @@ def same_bits(a: np.ndarray, b: Any) -> bool:
     b = np.asarray(value_of(b))
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
+    if a.nbytes <= _SMALL:  # a few words: bytes compare faster than a ufunc runs
+        return a.tobytes() == b.tobytes()
     word = _WORDS.get(a.dtype.itemsize, np.uint8)
     return bool(np.array_equal(np.ascontiguousarray(a).view(word),
                                np.ascontiguousarray(b).view(word)))
@@ -84,10 +87,13 @@ class Guard:
         ``original``, when given, is what ``value`` was copied from, kept by the caller and
         never handed to the call: its arrays are the record of what ``value`` held (no
         second copy)."""
-        leaves, _ = flatten(value)
-        before = flatten(original)[0] if original is not None else [None] * len(leaves)
-        if len(before) != len(leaves):
-            before = [None] * len(leaves)
+        if isinstance(value, (np.ndarray, Tensor)):  # the usual case: one array, no tree
+            leaves, before = [value], [original]
+        else:
+            leaves = flatten(value)[0]
+            before = flatten(original)[0] if original is not None else [None] * len(leaves)
+            if len(before) != len(leaves):
+                before = [None] * len(leaves)
         for k, (leaf, was) in enumerate(zip(leaves, before, strict=True)):
             if isinstance(leaf, (np.ndarray, Tensor)):
                 label = name if len(leaves) == 1 else f"{name}[{k}]"
