@@ -137,7 +137,8 @@ class EngineProblem:
     def _bound(self, guard: Guard) -> Callable[..., Any]:
         fixed = [guard.watch(f"argument {i}", _copy(a), a) if i not in self.positions else None
                  for i, a in enumerate(self.args)]
-        params = guard.watch("params", _copy(self.params), self.params)
+        # (no parameters: the call gets a fresh, empty keyword dict, nothing to guard)
+        params = guard.watch("params", _copy(self.params), self.params) if self.params else {}
 
         def f(*primals: Any) -> Any:
             full = list(fixed)
