@@ -155,3 +155,48 @@ def test_an_unreachable_scheduler_is_a_clear_error(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(cluster_module, "CONNECT_TIMEOUT", 1)
     with pytest.raises(ExecutorError, match="cannot reach the Dask scheduler"):
         run_sweep(["sin"], scheduler="tcp://127.0.0.1:9", **SMALL)
+
+
+def _dropping(monkeypatch: pytest.MonkeyPatch, drop: Any) -> list[str]:
+    """Make the executor's client cancel the tasks ``drop(key)`` picks as it submits them, as
+    the scheduler forgets a client's tasks when their connection drops."""
+    from gradcheck.checker.executors import cluster as executor
+
+    dropped: list[str] = []
+    connect = executor.connect
+
+    def connect_dropping(address: str) -> Any:
+        client = connect(address)
+        submit = client.submit
+
+        def dropping(*args: Any, **kwargs: Any) -> Any:
+            future = submit(*args, **kwargs)
+            if drop(kwargs["key"]):
+                dropped.append(kwargs["key"])
+                client.cancel([future])
+            return future
+        client.submit = dropping
+        return client
+    monkeypatch.setattr(executor, "connect", connect_dropping)
+    return dropped
+
+
+def test_a_task_the_cluster_drops_is_run_again_not_reported(
+        cluster: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    dropped = _dropping(monkeypatch, lambda key: key.endswith("-1"))  # unit 1, first try
+    kwargs: dict[str, Any] = {"registry": "broken_ops:BROKEN", **SMALL}
+    on_cluster = run_sweep(BROKEN, scheduler=cluster.scheduler_address, **kwargs)
+    assert len(dropped) == 1
+    assert on_cluster.to_json() == run_sweep(BROKEN, **kwargs).to_json()
+    assert not any(f.kind == "error" for r in on_cluster.reports for f in r.findings)
+
+
+def test_a_task_lost_again_and_again_ends_the_sweep_with_no_report(
+        cluster: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gradcheck.checker.executors.cluster import LOST_RETRIES, ExecutorError
+
+    dropped = _dropping(monkeypatch, lambda key: key.split("-")[2] == "0")  # every try
+    with pytest.raises(ExecutorError, match="lost unit 0's task"):
+        run_sweep(["sign_error"], scheduler=cluster.scheduler_address,
+                  registry="broken_ops:BROKEN", **SMALL)
+    assert len(dropped) == LOST_RETRIES + 1

@@ -3,7 +3,9 @@
 Each unit is one Dask task, keyed by the sweep and the unit's index, so a result is recorded
 once per unit whatever Dask does: when a worker dies mid-run, the scheduler runs its units
 again elsewhere, and a unit whose workers keep dying (``distributed.scheduler.allowed-failures``,
-3 by default) becomes that unit's ``error`` report.  On the worker, the unit runs in a
+3 by default) becomes that unit's ``error`` report.  A task the cluster drops (the client
+lost its connection to the scheduler, which forgets its tasks) is submitted again once the
+client has reconnected: it says nothing about the op.  On the worker, the unit runs in a
 contained process of its own (:mod:`.child`), so timeouts and crashes read exactly as on
 local worker processes.
 
@@ -16,6 +18,7 @@ module when it is not one file.  Error tracebacks name the files where the unit 
 from __future__ import annotations
 
 import sys
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -24,12 +27,15 @@ from typing import Any
 from gradcheck.checker.executors.unit import Unit, error_report
 from gradcheck.checker.report import Report
 
-__all__ = ["run_dask", "ExecutorError", "UNAVAILABLE", "CONNECT_TIMEOUT"]
+__all__ = ["run_dask", "ExecutorError", "UNAVAILABLE", "CONNECT_TIMEOUT", "LOST_RETRIES"]
 
 #: What a sweep says when Dask distributed is not installed.
 UNAVAILABLE = "unavailable: pip install gradcheck[distributed]"
 #: Seconds to wait for the scheduler before giving up.
 CONNECT_TIMEOUT = 20
+#: Times a unit's task may be lost with the client's connection (and submitted again)
+#: before the sweep ends with :class:`ExecutorError`.
+LOST_RETRIES = 3
 
 
 class ExecutorError(RuntimeError):
@@ -102,13 +108,25 @@ def run_dask(units: list[Unit], spec: str | None, imports: tuple[str, ...], addr
             # as is: the same file, so the same tracebacks as a local run
             if not all(client.run(_importable, name).values()):
                 client.upload_file(path, load=False)
-        for index, unit in enumerate(units):
-            future = client.submit(_task, spec, imports, unit, sweep, pure=False,
-                                   key=f"gradcheck-{sweep}-{index}")
+        def submit(index: int, attempt: int = 0) -> Any:
+            key = f"gradcheck-{sweep}-{index}" + (f"-retry{attempt}" if attempt else "")
+            future = client.submit(_task, spec, imports, units[index], sweep, pure=False,
+                                   key=key)
             futures[future] = index
-        for future in as_completed(futures, loop=client.loop):
+            return future
+
+        for index in range(len(units)):
+            submit(index)
+        lost: dict[int, int] = {}
+        pending = as_completed(list(futures), loop=client.loop)
+        for future in pending:
             index = futures[future]
             if index in reports:  # each unit once
+                continue
+            if future.status == "cancelled":  # not by us: the client lost the scheduler
+                lost[index] = lost.get(index, 0) + 1
+                _reconnected(client, address, index, lost[index])
+                pending.add(submit(index, lost[index]))
                 continue
             reports[index] = _report(future, units[index])
             done(index, reports[index])
@@ -121,6 +139,24 @@ def run_dask(units: list[Unit], spec: str | None, imports: tuple[str, ...], addr
             pass
         client.close()
     return reports
+
+
+def _reconnected(client: Any, address: str, index: int, attempt: int) -> None:
+    """Wait for ``client`` to be connected again after the cluster dropped unit ``index``'s
+    task; :class:`ExecutorError` when it does not reconnect, or the unit was lost
+    :data:`LOST_RETRIES` times (a lost task says nothing about the op, so it is run again,
+    never reported as the op's error)."""
+    if attempt > LOST_RETRIES:
+        raise ExecutorError(f"--scheduler {address}: the cluster lost unit {index}'s task "
+                            f"{attempt} times (its connection to the scheduler keeps "
+                            "dropping); no report was written")
+    deadline = time.monotonic() + CONNECT_TIMEOUT
+    while client.status != "running":
+        if time.monotonic() > deadline:
+            raise ExecutorError(f"--scheduler {address}: lost the connection to the Dask "
+                                f"scheduler and could not reconnect within {CONNECT_TIMEOUT}"
+                                " s; no report was written")
+        time.sleep(0.2)
 
 
 def _report(future: Any, unit: Unit) -> Report:
