@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -228,13 +228,8 @@ def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,
              stats: dict[str, Any], references: list[Reference]) -> list[ExampleResult]:
     """Examples until ``count`` are usable: overflowing or kinked ones are re-sampled.  The
     external ``references`` run on the first :data:`REFERENCE_EXAMPLES` usable ones."""
-    strata = max(1, count - RANDOM_EXTRA)
-    drawn = _strata(t, dtype, strata, seed) + draw_examples(t.strategy(dtype), _draws(count),
-                                                            seed)
     results, usable = [], 0
-    for example in drawn:
-        if usable >= count:
-            break
+    for example in _drawn(t, dtype, count, seed):
         r = examine(t, example, options,
                     references=references if usable < REFERENCE_EXAMPLES else [])
         results.append(r)
@@ -245,8 +240,21 @@ def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,
             stats["skipped"][r.skipped] += 1
         else:
             usable += 1
+            if usable >= count:
+                break  # before the next example is drawn
     stats["examples"][dtype] = usable
     return results
+
+
+def _drawn(t: Target, dtype: str, count: int, seed: int) -> Iterator[Any]:
+    """The examples a check tries, in order: the strata, then the random stream.  The stream
+    is drawn in full (:func:`_draws`) only when overflowing or kinked examples used up its
+    first :data:`RANDOM_EXTRA` ones: a stream's first examples are the same whatever its
+    length, and drawing the rest cost a third of a small check."""
+    yield from _strata(t, dtype, max(1, count - RANDOM_EXTRA), seed)
+    first = draw_examples(t.strategy(dtype), RANDOM_EXTRA, seed)
+    yield from first
+    yield from draw_examples(t.strategy(dtype), _draws(count), seed)[len(first):]
 
 
 def _strata(t: Target, dtype: str, count: int, seed: int) -> list[Any]:
