@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checker.checks import SEARCH, describe
+from gradcheck.checker.checks import describe
 from gradcheck.checker.compare import Outcome, flat, top, where
 from gradcheck.checker.gauge import SignAligned, align_signs
 from gradcheck.checker.references import Reference, Unsupported
@@ -110,10 +110,11 @@ def examine_reference(sess: Session, ref: Reference, wanted: set[tuple[str, str]
     if why is not None:
         return [why]
     example = with_dtype(sess.example, "float64")
-    # fast projections for a framework: its bugs show in them, and whole Jacobians of a
-    # framework's second-order maps would cost thousands of framework calls per example
-    # (a shrinking search's candidates stay in its mode: see checks.SEARCH)
-    options = replace(sess.options, mode=SEARCH if sess.options.mode == SEARCH else "fast")
+    # no whole Jacobians for a framework (fast projections, or a shrinking search's mode):
+    # its bugs show in projections, and whole Jacobians of a framework's second-order maps
+    # would cost thousands of framework calls per example
+    options = replace(sess.options, mode="fast" if sess.options.mode == "full" else
+                      sess.options.mode)
     own = getattr(ref, "paths", None)  # a side that computes only some paths its own way
     if own is not None:
         options = replace(options, paths=tuple(p for p in options.paths if p in own))

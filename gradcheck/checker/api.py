@@ -277,6 +277,7 @@ def _findings(t: Target, options: Options, report: Report, collector: Collector,
               stats: dict[str, Any], draws: int,
               references: dict[str, Reference]) -> list[Finding]:
     out, spent = [], {False: 0, True: 0}
+    searching = _searching(options)
     for key in sorted(collector.first):
         outcome, example = collector.first[key]
         kind, path, ref, side = key
@@ -289,7 +290,6 @@ def _findings(t: Target, options: Options, report: Report, collector: Collector,
         # example where it was seen: it is not shrunk (each side's own findings are)
         if kind in SHRINKABLE and spent[theirs] < total and ref not in references:
             refs = [references[n] for n in (side, ref) if n in references]
-            searching = _searching(options)
 
             def shows(ex: Any, key: tuple[str, str, str, str] = key,
                       refs: list[Reference] = refs, opts: Options = searching) -> Any:
