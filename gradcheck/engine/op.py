@@ -88,13 +88,20 @@ class Op:
 
     @property
     def param_names(self) -> tuple[str, ...]:
-        """Names of the forward's keyword parameters, in order."""
+        """Names of the forward's keyword parameters, in order (every call of the op reads
+        them: the signature is read once per forward and input count, then kept)."""
+        known = self.__dict__.get("_param_names")
+        if known is not None and known[0] is self.forward and known[1] == self.nin:
+            return known[2]
         try:
             sig = inspect.signature(self.forward)
         except (TypeError, ValueError):
-            return ()
-        names = [p.name for p in sig.parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD]
-        return tuple(names[self.nin or 0:])
+            names: tuple[str, ...] = ()
+        else:
+            names = tuple(p.name for p in sig.parameters.values()
+                          if p.kind is p.POSITIONAL_OR_KEYWORD)[self.nin or 0:]
+        self.__dict__["_param_names"] = (self.forward, self.nin, names)
+        return names
 
     def __repr__(self) -> str:
         return f"<Op {self.name}>"
