@@ -72,6 +72,7 @@ class Session(Guarded):
         self._lins: dict[str, Linearization] = {}
         self._perturbed: Session | None = None
         self._memo: dict[Any, Any] = {}
+        self._natural: dict[str, float] = {}
         self.directions = Directions(example.seed, self.dtype,
                                      tangent_domains(target, example))
         self.tol = Tolerances(self.dtype, conditioning(self.x), self._factor())
@@ -127,6 +128,7 @@ class Session(Guarded):
         """Evaluate the outputs; :class:`Skip` when they are not finite (overflow)."""
         self.outs = leaves(self.evaluate("forward", lambda: self.problem.forward(self.x),
                                           primary=True))
+        self._natural.clear()  # it is a function of the outputs
         self._coarsest()
         if all(np.all(np.isfinite(o)) for o in self.outs if o.dtype.kind in "fc"):
             return
@@ -209,9 +211,13 @@ class Session(Guarded):
 
     def natural(self, lin: str = "f") -> float:
         """The problem's natural derivative scale for linearization ``lin`` (see
-        :func:`~gradcheck.checker.tolerances.natural_scale`)."""
-        linear_in = {"G": self.direction("v", "outputs"), "K": self.direction("s")}.get(lin)
-        return natural_scale(self.outs, self.x, linear_in)
+        :func:`~gradcheck.checker.tolerances.natural_scale`), worked out once per example:
+        the outputs, the primals and the directions it reads are fixed."""
+        if lin not in self._natural:
+            linear_in = self.direction("v", "outputs") if lin == "G" else \
+                self.direction("s") if lin == "K" else None
+            self._natural[lin] = natural_scale(self.outs, self.x, linear_in)
+        return self._natural[lin]
 
     def counts(self) -> dict[str, int]:
         """Calls per path of the analytic problem and the float64 reference, plus the numeric

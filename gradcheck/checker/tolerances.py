@@ -37,6 +37,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -177,7 +178,7 @@ class Tolerances:
     #: The call's overrides (see :class:`Overrides`), taken when the recipe is made.
     overrides: Overrides = field(default_factory=current_overrides)
 
-    @property
+    @cached_property
     def relative(self) -> float:
         """Relative rounding allowance of an analytic result (already times cond and factor),
         or the call's ``rtol``."""
@@ -190,7 +191,7 @@ class Tolerances:
         """The call's ``atol`` (0 when not overridden), added to every tolerance."""
         return self.overrides.atol or 0.0
 
-    @property
+    @cached_property
     def tiny(self) -> float:
         return TINY.get(np.dtype(self.dtype).name, 1e-30)
 
@@ -200,7 +201,11 @@ class Tolerances:
 
 
 def _flat(parts: Sequence[Any]) -> np.ndarray:
+    """The parts ravelled and concatenated, as float64 (read only: one part may come back as
+    a view of itself rather than a copy)."""
     arrays = [np.asarray(p, dtype=np.float64).ravel() for p in parts]
+    if len(arrays) == 1:
+        return arrays[0]
     return np.concatenate(arrays) if arrays else np.zeros(0)
 
 
@@ -222,7 +227,7 @@ def elementwise(actual: Sequence[Any], expected: Sequence[Any], tol: Tolerances,
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.abs(a - b)
     if np.isfinite(a).all() and np.isfinite(b).all():  # the usual case, in fewer passes
-        size = max(float(np.max(np.abs(a))), float(np.max(np.abs(b))), tol.tiny)
+        size = max(float(np.abs(a).max()), float(np.abs(b).max()), tol.tiny)
     else:
         same = (np.isnan(a) & np.isnan(b)) | (~np.isfinite(a) & (a == b))  # identical non-finite
         err = np.where(same, 0.0, np.where(np.isnan(err) | ~np.isfinite(a), np.inf, err))
@@ -234,12 +239,12 @@ def elementwise(actual: Sequence[Any], expected: Sequence[Any], tol: Tolerances,
     if numeric_error is not None:
         allowed += tol.numeric_part(_flat(numeric_error))
     with np.errstate(invalid="ignore", over="ignore"):
-        if float(np.min(allowed)) > 0:
+        if float(allowed.min()) > 0:
             ratios = err / allowed
         else:
             ratios = np.where(allowed > 0, err / np.where(allowed > 0, allowed, 1.0),
                               np.where(err > 0, np.inf, 0.0))
-    worst = int(np.argmax(ratios))
+    worst = int(ratios.argmax())
     return Verdict(float(err[worst]), float(err[worst] / size), float(allowed[worst]), worst,
                    float(a[worst]), float(b[worst]))
 
@@ -270,7 +275,8 @@ def natural_scale(outs: Sequence[np.ndarray], x: Sequence[np.ndarray],
     derivative itself is tiny (``1 - tanh(x)**2`` at saturation, ``softmax - onehot`` for a
     confident prediction) the rounding of those intermediates is what it loses, so
     tolerances are never smaller than that rounding."""
-    out = max((float(np.max(np.abs(o), where=np.isfinite(o), initial=0.0))
+    out = max((float(np.maximum.reduce(np.abs(o), axis=None, where=np.isfinite(o),
+                                       initial=0.0))
                for o in outs if o.dtype.kind == "f"), default=0.0)
     xi = max(top(x), float(np.finfo(np.float64).eps) ** 0.5)
     scale = max(out / xi, 1.0 / max(1.0, xi))
@@ -282,4 +288,4 @@ def natural_scale(outs: Sequence[np.ndarray], x: Sequence[np.ndarray],
 def top(arrays: Sequence[Any]) -> float:
     """Largest finite |value| over a list of arrays (0 when empty)."""
     a = _flat(arrays)
-    return float(np.max(np.abs(a), where=np.isfinite(a), initial=0.0))
+    return float(np.maximum.reduce(np.abs(a), axis=None, where=np.isfinite(a), initial=0.0))
