@@ -17,6 +17,9 @@ def flatten(tree: Any) -> tuple[list[Any], Any]:
 def _walk(node: Any, leaves: list[Any]) -> Any:
     # a module-level function: a recursive closure would be a reference cycle holding the
     # leaves until the cyclic garbage collector runs
+    kind = type(node)
+    if kind is list or kind is tuple:  # the common containers, without the generic tests
+        return (kind, [_walk(c, leaves) for c in node])
     if isinstance(node, (list, tuple)) and not hasattr(node, "_fields"):
         return (type(node), [_walk(c, leaves) for c in node])
     if isinstance(node, dict):
