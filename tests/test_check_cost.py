@@ -24,20 +24,23 @@ def _counts(n: int, examples: int = 2) -> dict[str, int]:
 
 
 def test_evaluations_do_not_grow_with_the_input() -> None:
-    """Fast mode projects on random directions: the same calls at 10 and 3000 elements."""
+    """Fast mode projects on random directions: no more calls at 3000 elements than at 10
+    (a numeric reference's tableau may stop sooner or later, never past its last row)."""
     small, large = _counts(10), _counts(3000)
-    assert small == large
+    assert small.keys() == large.keys()
+    assert all(large[k] <= small[k] for k in small)
     assert sum(large.values()) < 250  # 2 examples, convergence data included
 
 
 def test_each_value_two_checks_need_is_evaluated_once() -> None:
     """Per example: the double-VJP twice (the primary value and its repeat) plus once per
     dummy, the value-leak and dependence-leak checks sharing them; VJP and JVP: the primary
-    twice, the numeric reference's 13 probes of G or K, and 4 linearity calls (the second
-    direction shared by the three properties)."""
-    per_example = {k: v // 2 for k, v in _counts(10).items() if k != "convergence"}
+    twice, the numeric reference's probes of G or K (7 when its tableau stops at the rounding
+    noise after NOISE_ROWS rows, as tanh's does at these sizes), and 4 linearity calls (the
+    second direction shared by the three properties)."""
+    per_example = {k: v // 2 for k, v in _counts(3000).items() if k != "convergence"}
     assert per_example["double_vjp"] == 2 + 4
-    assert per_example["vjp"] == per_example["jvp"] == 2 + 13 + 4
+    assert per_example["vjp"] == per_example["jvp"] == 2 + (1 + 2 * numeric.NOISE_ROWS) + 4
 
 
 def test_convergence_evaluations_are_counted() -> None:

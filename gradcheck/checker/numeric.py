@@ -30,6 +30,11 @@ ULPS = 4.0  # assumed evaluation error of f, in units of eps * |f|
 # The winning entry is the one whose neighbours happened to agree best, and neighbours share
 # f values, so their spread is biased low (most visibly when f cancels internally).
 SPREAD_SAFETY = 2.0
+# Rows after which a tableau stops once every element's best error is its rounding noise
+# (the noise grows as the step shrinks, so later rows could at best match it): on the
+# registry this halves the probes of most tableaux and widens no error estimate by more
+# than 1.43x (99% of tableaux: by none).
+NOISE_ROWS = 3
 KINK_SAFETY = 4.0  # one-sided estimates must differ by this many error estimates to be a kink
 
 
@@ -266,6 +271,8 @@ def _tableau(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
             live &= ~(moved >= SAFE * err)  # (not <: a nan does not end an element)
             if not live.any():
                 break
+            if i >= NOISE_ROWS - 1 and not (live & ~noisy).any():
+                break  # every element's error is the rounding noise: smaller steps add noise
         prev = row
     # converged: the error is small, or it is the rounding noise and no step can do better
     ok = noisy | (err <= p.eps ** 0.5 * np.maximum(1.0, np.abs(best)))
