@@ -156,8 +156,8 @@ class Realified:
 
     @staticmethod
     def _in(values: Sequence[Any], flags: Sequence[bool], conjugate: bool = False) -> list[Any]:
-        if len(values) != len(flags):
-            return list(values)  # the inner problem names the count mismatch itself
+        if len(values) != len(flags) or not any(flags):
+            return list(values)  # (a count mismatch: the inner problem names it itself)
         return [pack(v, conjugate) if c else v for v, c in zip(values, flags, strict=True)]
 
     def _out(self, path: str, values: Sequence[Any], flags: Sequence[bool], what: str,
@@ -165,6 +165,10 @@ class Realified:
         values = list(values)
         if len(values) != len(flags):
             return [np.asarray(v) for v in values]  # the checker reports the count
+        if not any(flags):  # every value real: nothing to convert, only complex to refuse
+            real = [np.asarray(v) for v in values]
+            if not any(v.dtype.kind == "c" for v in real):
+                return real
         out = []
         for k, (v, c) in enumerate(zip(values, flags, strict=True)):
             v = np.asarray(v)

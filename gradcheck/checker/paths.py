@@ -88,12 +88,16 @@ class Guard:
         never handed to the call: its arrays are the record of what ``value`` held (no
         second copy)."""
         if isinstance(value, (np.ndarray, Tensor)):  # the usual case: one array, no tree
-            leaves, before = [value], [original]
-        else:
-            leaves = flatten(value)[0]
-            before = flatten(original)[0] if original is not None else [None] * len(leaves)
-            if len(before) != len(leaves):
-                before = [None] * len(leaves)
+            held = value_of(value)
+            kept = original if isinstance(original, np.ndarray) and \
+                isinstance(held, np.ndarray) and original.dtype == held.dtype and \
+                original.shape == held.shape and original is not held else fingerprint(value)
+            self._watched.append((name, value, kept))
+            return value
+        leaves = flatten(value)[0]
+        before = flatten(original)[0] if original is not None else [None] * len(leaves)
+        if len(before) != len(leaves):
+            before = [None] * len(leaves)
         for k, (leaf, was) in enumerate(zip(leaves, before, strict=True)):
             if isinstance(leaf, (np.ndarray, Tensor)):
                 label = name if len(leaves) == 1 else f"{name}[{k}]"
@@ -111,8 +115,19 @@ class Guard:
 
 
 def _copy(value: Any) -> Any:
+    if isinstance(value, np.ndarray):  # a leaf: flattening it gives itself
+        return np.array(value)
     leaves, tree = flatten(value)
     return unflatten(tree, [np.array(x) if isinstance(x, np.ndarray) else x for x in leaves])
+
+
+def _shared(tree: Any) -> bool:
+    """Whether a flattened tree holds a list or dict below its top: a container a call could
+    change, which every call must then get afresh."""
+    if tree is None:
+        return False
+    return any(c is not None and (c[0] is dict or not issubclass(c[0], tuple) or _shared(c))
+               for c in tree[-1])
 
 
 def _arrays(values: Sequence[Any]) -> Arrays:
@@ -133,12 +148,31 @@ class EngineProblem:
         self.name = name
         self.primals: Arrays = [np.asarray(self.args[i]) for i in self.positions]
         self.counts: Counter[str] = Counter()
+        # what every call does with the parameters, worked out once: they are never handed
+        # to a call (copies are), so their leaves stay what they are now
+        leaves, self._param_tree = flatten(self.params)
+        self._param_leaves = leaves
+        #: Parameters holding arrays: copied and guarded at every call.
+        self._param_arrays = any(isinstance(x, (np.ndarray, Tensor)) for x in leaves)
+        #: Parameters holding lists or dicts: rebuilt for every call (a call may change them).
+        self._param_shared = _shared(self._param_tree)
+        #: Otherwise one rebuilt dict (its keys in the rebuilt order) serves every call.
+        self._param_dict = unflatten(self._param_tree, leaves)
+
+    def _params(self, guard: Guard) -> dict[str, Any]:
+        """The parameters a call gets: its own copy of every array in them (guarded) and of
+        every list or dict; as they are when they hold neither (the call's keyword dict is
+        fresh anyway)."""
+        if self._param_arrays:
+            return guard.watch("params", _copy(self.params), self.params)
+        if self._param_shared:
+            return unflatten(self._param_tree, self._param_leaves)
+        return self._param_dict
 
     def _bound(self, guard: Guard) -> Callable[..., Any]:
         fixed = [guard.watch(f"argument {i}", _copy(a), a) if i not in self.positions else None
                  for i, a in enumerate(self.args)]
-        # (no parameters: the call gets a fresh, empty keyword dict, nothing to guard)
-        params = guard.watch("params", _copy(self.params), self.params) if self.params else {}
+        params = self._params(guard)
 
         def f(*primals: Any) -> Any:
             full = list(fixed)
@@ -164,6 +198,8 @@ class EngineProblem:
 
     def outputs(self, out: Any) -> list[Any]:
         """The leaves of a function result."""
+        if isinstance(out, (np.ndarray, Tensor)):  # a leaf: no tree to walk
+            return [out]
         return flatten(out)[0]
 
     # -- the function and its paths -------------------------------------------------------
@@ -269,6 +305,6 @@ def _fit(values: Sequence[Any], outputs: list[Any]) -> list[Any]:
     """Cotangents for the outputs: None for an output that is not floating or complex."""
     if len(values) != len(outputs):
         raise ValueError(f"{len(values)} cotangents for {len(outputs)} outputs")
-    return [v if np.issubdtype(np.asarray(value_of(o)).dtype, np.inexact) else None
+    return [v if np.asarray(value_of(o)).dtype.kind in "fc" else None  # inexact
             for v, o in zip(values, outputs, strict=True)]
 
