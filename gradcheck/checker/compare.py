@@ -67,13 +67,13 @@ def dot(a: Sequence[Any], b: Sequence[Any]) -> float:
     """``<a, b>`` summed over lists of arrays, in float64 (numpy's pairwise sum, not BLAS:
     the same bits whatever the machine's thread count)."""
     with np.errstate(all="ignore"):
-        return float(np.sum(flat(a) * flat(b)))
+        return float(np.add.reduce(flat(a) * flat(b), axis=None))  # np.sum, unwrapped
 
 
 def absdot(a: Sequence[Any], b: Sequence[Any]) -> float:
     """``<|a|, |b|>``: bounds the rounding of :func:`dot`."""
     with np.errstate(all="ignore"):
-        return float(np.sum(np.abs(flat(a) * flat(b))))
+        return float(np.add.reduce(np.abs(flat(a) * flat(b)), axis=None))
 
 
 def locate(index: int, shapes: Sequence[tuple[int, ...]]) -> tuple[int, tuple[int, ...]]:

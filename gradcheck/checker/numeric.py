@@ -160,7 +160,7 @@ class _Problem:
             # |m - h_eff * u| in place, bit for bit (h * u is already there in float64)
             rest = step.ravel() if h_eff == h and step.dtype == np.float64 else h_eff * u
             np.subtract(m, rest, out=m)  # m is this probe's own difference array
-            off += float(np.sum(np.abs(m, out=m)))
+            off += float(np.add.reduce(np.abs(m, out=m), axis=None))  # np.sum, unwrapped
         return self._call(args, f"the probe point x + h*u with h={h:.3g}"), h_eff, off
 
     def _call(self, args: list[Any], where: str) -> np.ndarray:
@@ -225,7 +225,8 @@ def _quotient(p: _Problem, h: float, hi: np.ndarray, lo: np.ndarray, width: floa
     with np.errstate(all="ignore"):  # an overflow is reported just below
         d = np.subtract(hi, lo)
         d /= width
-        jac = float(np.max(np.abs(d), initial=0)) / p.umax if p.umax else 0.0
+        jac = float(np.maximum.reduce(np.abs(d), axis=None, initial=0)) / p.umax \
+            if p.umax else 0.0
         # ULPS * (eps * (|hi| + |lo|) + off * jac) / |width|, in one buffer
         noise = np.abs(hi)
         noise += np.abs(lo)

@@ -85,9 +85,10 @@ class PathRow:
     base: str = field(default="")
 
 
-def _dirs(s: Session) -> tuple[Arrays, Arrays, Arrays, Arrays]:
-    return (s.direction("u"), s.direction("v", "outputs"), s.direction("s"),
-            s.direction("w", "outputs"))
+def _dirs(s: Session, names: str) -> list[Arrays]:
+    """The directions named by letters of ``names``: ``u`` and ``s`` (shaped like the
+    primals), ``v`` and ``w`` (like the outputs); only those, since each is a fresh copy."""
+    return [s.direction(n, "outputs" if n in "vw" else "primals") for n in names]
 
 
 def _zeros(arrays: Arrays) -> Arrays:
@@ -100,42 +101,42 @@ def _join(parts: tuple[Arrays, Arrays]) -> Arrays:
 
 # -- primary values -----------------------------------------------------------------------------
 def _vjp(s: Session) -> Any:
-    u, v, _, _ = _dirs(s)
+    (v,) = _dirs(s, "v")
     return (lambda: s.problem.vjp(s.x, v)), s.x, {"cotangent": v}
 
 
 def _jvp(s: Session) -> Any:
-    u, _, _, _ = _dirs(s)
+    (u,) = _dirs(s, "u")
     return (lambda: s.problem.jvp(s.x, u)), s.outs, {"tangent": u}
 
 
 def _double_vjp(s: Session) -> Any:
-    u, v, _, _ = _dirs(s)
+    u, v = _dirs(s, "uv")
     return ((lambda: s.problem.double_vjp(s.x, u, _zeros(v))), (*s.outs, FLAG),
             {"tangent": u})
 
 
 def _hvp_fwd_rev(s: Session) -> Any:
-    u, v, _, w = _dirs(s)
+    u, v, w = _dirs(s, "uvw")
     return ((lambda: s.problem.hvp_fwd_rev(s.x, v, u, w)), s.x,
             {"cotangent": v, "tangent": u, "cotangent_tangent": w})
 
 
 def _hvp_rev_rev(s: Session) -> Any:
-    _, v, sc, _ = _dirs(s)
+    v, sc = _dirs(s, "vs")
     return ((lambda: s.problem.hvp_rev_rev(s.x, v, sc)), (*s.x, *s.outs),
             {"cotangent": v, "second_cotangent": sc})
 
 
 def _hvp_rev_fwd(s: Session) -> Any:
-    _, v, sc, _ = _dirs(s)
+    v, sc = _dirs(s, "vs")
     return ((lambda: s.problem.hvp_rev_fwd(s.x, sc, v)), (*s.x, *s.x),
             {"tangent": sc, "cotangent": v})
 
 
 # -- numeric comparisons --------------------------------------------------------------------------
 def _spec_vjp(s: Session) -> Spec:
-    u, v, _, _ = _dirs(s)
+    u, v = _dirs(s, "uv")
     return Spec("f", False, s.primary("vjp"), u, v, lambda c: s.problem.vjp(s.x, c),
                 {"tangent": u, "cotangent": v})
 
@@ -147,7 +148,7 @@ def _spec_jvp(s: Session) -> Spec:
 
 
 def _spec_double_vjp(s: Session) -> Spec:
-    u, v, _, _ = _dirs(s)
+    u, v = _dirs(s, "uv")
     zeros = _zeros(v)
     return Spec("f", True, s.primary("double_vjp")[0], u, [],
                 lambda d: s.problem.double_vjp(s.x, d, zeros)[0],
@@ -155,7 +156,7 @@ def _spec_double_vjp(s: Session) -> Spec:
 
 
 def _spec_hvp_fwd_rev(s: Session) -> Spec:
-    u, v, _, w = _dirs(s)
+    u, v, w = _dirs(s, "uvw")
     nx = len(s.x)
     return Spec("G", True, s.primary("hvp_fwd_rev"), u + w, [],
                 lambda d: s.problem.hvp_fwd_rev(s.x, v, d[:nx], d[nx:]),
@@ -163,7 +164,7 @@ def _spec_hvp_fwd_rev(s: Session) -> Spec:
 
 
 def _spec_hvp_rev_rev(s: Session) -> Spec:
-    u, v, sc, w = _dirs(s)
+    u, v, sc, w = _dirs(s, "uvsw")
     pa, qa = s.primary("hvp_rev_rev")
     return Spec("G", False, pa + qa, u + w, sc,
                 lambda c: _join(s.problem.hvp_rev_rev(s.x, v, c)),
@@ -171,7 +172,7 @@ def _spec_hvp_rev_rev(s: Session) -> Spec:
 
 
 def _spec_hvp_rev_fwd(s: Session) -> Spec:
-    _, v, sc, _ = _dirs(s)
+    v, sc = _dirs(s, "vs")
     pa, qa = s.primary("hvp_rev_fwd")
     a, b = s.direction("a"), s.direction("b")
     return Spec("K", False, pa + qa, a + b, v,
