@@ -67,3 +67,33 @@ def test_parameter_names_follow_a_replaced_forward() -> None:
     assert op.param_names == ()
     with pytest.raises(TypeError, match="positional"):
         op(X, 2.0)
+
+
+def test_entry_points_are_read_once_and_again_for_an_unknown_name(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every check names its references: the installed packages' entry points are read once
+    per process, and read again when a reference is asked for that is not known yet."""
+    import importlib.metadata
+    from types import SimpleNamespace
+
+    from gradcheck.checker import references
+
+    installed = [SimpleNamespace(name="first", value="somewhere:first")]
+    reads = []
+
+    def entry_points(group: str) -> list[Any]:
+        reads.append(group)
+        return list(installed)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    monkeypatch.setattr(references, "_FACTORIES", {})
+    monkeypatch.setattr(references, "_SCANNED", [])
+    assert "first" in references.known_references()
+    assert "first" in references.known_references(("first", "numeric"))
+    assert reads == [references.ENTRY_POINT_GROUP]
+    installed.append(SimpleNamespace(name="later", value="somewhere:later"))
+    assert "later" in references.known_references(("later",))
+    assert len(reads) == 2
+    with pytest.raises(ValueError, match="unknown reference 'missing'"):
+        references.get_reference("missing")
+    assert len(reads) == 3

@@ -69,7 +69,9 @@ def _options(paths: Any, references: Any, mode: str) -> Options:
     if mode not in ("fast", "full"):
         raise ValueError(f"gradcheck.check: mode must be 'fast' or 'full', got {mode!r}")
     chosen = _names(paths, PATHS, "path", PATHS)
-    refs = _names(references, known_references(), "reference", INTERNAL)
+    given = None if references is None else \
+        (references,) if isinstance(references, str) else tuple(references)
+    refs = _names(given, known_references(given or ()), "reference", INTERNAL)
     return Options(tuple(p for p in PATHS if p in chosen), refs, mode)
 
 

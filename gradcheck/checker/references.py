@@ -74,23 +74,34 @@ def register_reference(name: str, factory: str | Callable[[], Reference]) -> Non
     _FACTORIES[name] = factory
 
 
-def _entry_points() -> None:
+_SCANNED: list[bool] = []  # whether the installed packages' entry points were read
+
+
+def _entry_points(again: bool = False) -> None:
+    """Read the entry points of every installed package (once: it costs milliseconds, and
+    every check names its references; ``again`` when a name is not known yet)."""
+    if _SCANNED and not again:
+        return
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         _FACTORIES.setdefault(ep.name, ep.value)
+    _SCANNED.append(True)
 
 
-def known_references() -> tuple[str, ...]:
-    """Every reference name ``check`` accepts."""
+def known_references(wanted: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Every reference name ``check`` accepts (the installed packages are read again when
+    one of ``wanted`` is not among them: a package installed since then adds it)."""
     _entry_points()
+    if any(n not in INTERNAL and n not in _FACTORIES for n in wanted):
+        _entry_points(again=True)
     return INTERNAL + tuple(sorted(_FACTORIES))
 
 
 def get_reference(name: str) -> Reference:
     """A new adapter for the reference ``name`` (its framework is imported only when used)."""
     if name not in _FACTORIES:
-        _entry_points()
+        _entry_points(again=True)
     if name not in _FACTORIES:
         raise ValueError(f"unknown reference {name!r}; known: {', '.join(known_references())}")
     ref: Reference = load(_FACTORIES[name])()
