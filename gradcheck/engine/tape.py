@@ -17,6 +17,7 @@ from gradcheck.engine import state
 from gradcheck.engine.op import Op, RuleError, call_rule
 from gradcheck.engine.primitives import add_cotangents
 from gradcheck.engine.pytree import flatten, unflatten
+from gradcheck.engine.reads import rule_reads, union
 from gradcheck.engine.tensor import Tensor, is_float, value_of
 
 __all__ = ["GradientTape", "check_cotangent"]
@@ -25,9 +26,40 @@ __all__ = ["GradientTape", "check_cotangent"]
 _EARLY_AGGREGATE = 32
 
 
-# One recorded op call: (op, inputs, outputs, params, tracked), where ``tracked`` are the
-# positions of the inputs that need a cotangent.  A plain tuple: one is made per op call.
-_Node = tuple[Op, tuple[Any, ...], tuple[Tensor, ...], dict[str, Any], tuple[int, ...]]
+# One recorded op call: (op, args, outs, params, tracked, keys, metas, out_keys).  ``tracked``
+# are the positions of the inputs that need a cotangent, ``keys`` and ``metas`` their tensors'
+# keys and (shape, dtype).  ``args`` and ``outs`` hold only what the op's VJP rule reads
+# (None elsewhere), so the tape keeps no value the backward pass does not use.  A plain
+# tuple: one is made per op call.
+_Node = tuple[Op, tuple[Any, ...], tuple[Any, ...] | None, dict[str, Any], tuple[int, ...],
+              tuple[int, ...], tuple[tuple[Any, Any], ...], tuple[int, ...]]
+
+# Per op, by tracked positions and input count: (keeps out, which inputs to keep or None
+# for all).
+_Plan = tuple[bool, tuple[bool, ...] | None]
+
+
+def _plan(op: Op, tracked: tuple[int, ...], n: int) -> _Plan:
+    """What a node of ``op`` keeps for its VJP rule (see :mod:`gradcheck.engine.reads`);
+    :meth:`GradientTape.record` keeps the answer on the op, with the rules it came from."""
+    parts = op.vjp_parts
+    reads = rule_reads(op.vjp, n) if parts is None else \
+        union([rule_reads(parts[i], n) for i in tracked])
+    if reads is None:
+        return True, None
+    keep = tuple(i in reads[1] for i in range(n))
+    return reads[0], None if all(keep) else keep
+
+
+_FIRST = (0,)
+
+
+def _meta(t: Tensor) -> tuple[Any, Any]:
+    """(shape, dtype) of a tensor's value, for checking the cotangent a rule returns."""
+    v = t._value
+    if type(v) is np.ndarray:
+        return v.shape, v.dtype
+    return np.shape(v), getattr(v, "dtype", None)
 
 
 def _aggregate(cotangents: list[Any]) -> Any:
@@ -40,22 +72,27 @@ def _aggregate(cotangents: list[Any]) -> Any:
 
 def check_cotangent(op: Op, position: int, ct: Any, arg: Any, what: str = "cotangent") -> None:
     """Raise :class:`RuleError` unless ``ct`` has exactly ``arg``'s shape and dtype."""
-    cv = ct._value if type(ct) is Tensor else ct
     av = arg._value if type(arg) is Tensor else arg
+    check_like(op, position, ct, np.shape(av), getattr(av, "dtype", None), what)
+
+
+def check_like(op: Op, position: int, ct: Any, shape: Any, dtype: Any,
+               what: str = "cotangent") -> None:
+    """Raise :class:`RuleError` unless ``ct`` has this shape and dtype (None: any dtype)."""
+    cv = ct._value if type(ct) is Tensor else ct
     try:
-        if cv.shape == av.shape and cv.dtype == av.dtype:
+        if cv.shape == shape and (dtype is None or cv.dtype == dtype):
             return
     except AttributeError:
         pass
-    shape, want = np.shape(value_of(ct)), np.shape(value_of(arg))
-    if shape != want:
+    got = np.shape(cv)
+    if got != shape:
         raise RuleError(op.name, f"input {position}", "shape",
-                        f"the {what} has shape {shape} but the input has shape {want}")
-    dt = getattr(value_of(ct), "dtype", None)
-    want_dt = getattr(value_of(arg), "dtype", None)
-    if dt is not None and want_dt is not None and dt != want_dt:
+                        f"the {what} has shape {got} but the input has shape {shape}")
+    dt = getattr(cv, "dtype", None)
+    if dt is not None and dtype is not None and dt != dtype:
         raise RuleError(op.name, f"input {position}", "dtype",
-                        f"the {what} has dtype {dt} but the input has dtype {want_dt}")
+                        f"the {what} has dtype {dt} but the input has dtype {dtype}")
 
 
 class GradientTape:
@@ -74,7 +111,7 @@ class GradientTape:
         self.persistent = persistent
         self.level: float = state.new_level()
         self._nodes: list[_Node] = []
-        self._tracked: dict[int, Tensor] = {}
+        self._tracked: set[int] = set()  # keys of the tensors computed from watched ones
         self._watched: set[int] = set()
         self._used = False
         self._recording = False
@@ -98,12 +135,12 @@ class GradientTape:
                     "wrap arrays with gradcheck.tensor(...)"
                 )
             if is_float(t):
-                self._tracked[id(t)] = t
-                self._watched.add(id(t))
+                self._tracked.add(t._key)
+                self._watched.add(t._key)
 
     def watched(self, t: Any) -> bool:
         """True when the tape tracks ``t`` (watched, or computed from a watched tensor)."""
-        return type(t) is Tensor and id(t) in self._tracked
+        return type(t) is Tensor and t._key in self._tracked
 
     @contextmanager
     def stop_recording(self) -> Iterator[None]:
@@ -118,30 +155,51 @@ class GradientTape:
 
     def record(self, op: Op, args: tuple[Any, ...], outs: Any, params: dict[str, Any]) -> None:
         tracked = self._tracked
-        # a tracked id belongs to a live tensor the tape holds, so no type test is needed
         n = len(args)
-        if n == 1:
-            positions: tuple[int, ...] = (0,) if id(args[0]) in tracked else ()
-        elif n == 2:
-            first, second = id(args[0]) in tracked, id(args[1]) in tracked
-            positions = ((0, 1) if second else (0,)) if first else ((1,) if second else ())
+        if n == 1 and not op.nondiff_argnums:  # the common case, unrolled
+            a = args[0]
+            if type(a) is not Tensor or a._key not in tracked:
+                return
+            positions: tuple[int, ...] = _FIRST
         else:
-            positions = tuple(i for i, a in enumerate(args) if id(a) in tracked)
-        nondiff = op.nondiff_argnums
-        if nondiff:
-            positions = tuple(i for i in positions if i not in nondiff)
-        if not positions:
-            return
+            positions = tuple(i for i, a in enumerate(args)
+                              if type(a) is Tensor and a._key in tracked
+                              and i not in op.nondiff_argnums)
+            if not positions:
+                return
         if type(outs) is tuple:
             for o in outs:
                 if o._value.dtype.kind in "fc":
-                    tracked[id(o)] = o
+                    tracked.add(o._key)
+            out_keys = tuple([o._key for o in outs])
         else:
             if outs._value.dtype.kind in "fc":
-                tracked[id(outs)] = outs
-            outs = (outs,)
-        args = args if type(args) is tuple else tuple(args)
-        self._nodes.append((op, args, outs, params, positions))
+                tracked.add(outs._key)
+            out_keys, outs = (outs._key,), (outs,)
+        plans = op.__dict__.get("_tape_plans")
+        if plans is None or plans[0] is not op.vjp or plans[1] is not op.vjp_parts:
+            plans = op.__dict__["_tape_plans"] = (op.vjp, op.vjp_parts, {})
+        known: dict[tuple[tuple[int, ...], int], _Plan] = plans[2]
+        plan = known.get((positions, n))
+        if plan is None:
+            plan = known[(positions, n)] = _plan(op, positions, n)
+        if len(positions) == 1:
+            t = args[positions[0]]
+            v = t._value
+            keys: tuple[int, ...] = (t._key,)
+            metas: tuple[tuple[Any, Any], ...] = \
+                ((v.shape, v.dtype),) if type(v) is np.ndarray else (_meta(t),)
+        else:
+            keys = tuple([args[i]._key for i in positions])
+            metas = tuple([_meta(args[i]) for i in positions])
+        keep_out, keep = plan
+        if keep is not None:  # only what the rule reads: the rest is freed with its user
+            args = tuple([a if k else None for a, k in zip(args, keep, strict=True)])
+        elif type(args) is not tuple:
+            args = tuple(args)
+        # several outputs stay: a missing cotangent is filled with zeros shaped like its output
+        self._nodes.append((op, args, outs if keep_out or len(outs) > 1 else None, params,
+                            positions, keys, metas, out_keys))
 
     # -- backward ------------------------------------------------------
     def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
@@ -169,10 +227,10 @@ class GradientTape:
                 raise ValueError(f"GradientTape.gradient: source {i} has dtype {s.dtype}; "
                                  "only floating-point tensors are differentiated")
         seeds = self._seeds(targets, output_gradients)
-        all_live = self._watched <= {id(s) for s in source_list}
+        all_live = self._watched <= {s._key for s in source_list}
         nodes = self._nodes
         if not self.persistent:  # the pass consumes the record, freeing each value it is done with
-            self._nodes, self._tracked, self._watched = [], {}, set()
+            self._nodes, self._tracked, self._watched = [], set(), set()
         result = _backward(nodes, seeds, source_list, state.below(self.level), all_live,
                            consume=not self.persistent)
         out = []
@@ -218,27 +276,27 @@ def _backward(nodes: list[_Node], seeds: list[tuple[Any, Any]], sources: list[Te
     every watched tensor), which skips the forward liveness sweep.  With
     ``consume`` the nodes are popped as they are visited, so the values only
     they hold are freed during the pass (and their memory reused) instead of
-    after it.
+    after it.  Tensors are known by their keys (``Tensor._key``).
     """
     live: set[int] | None = None
     if not all_live:
-        live = {id(s) for s in sources}
-        for _, args, outs, _, tracked in nodes:
-            if any(id(args[i]) in live for i in tracked):
-                live.update(id(o) for o in outs)
+        live = {s._key for s in sources}
+        for node in nodes:
+            if any(k in live for k in node[5]):
+                live.update(node[7])
     pending: dict[int, list[Any]] = {}
     for t, g in seeds:
-        if live is None or id(t) in live:
-            pending.setdefault(id(t), []).append(g)
+        if live is None or t._key in live:
+            pending.setdefault(t._key, []).append(g)
     saved = state.swap(visible)
     try:
         raw = not visible
         for node in _drain(nodes) if consume else reversed(nodes):
-            outs = node[2]
-            if len(outs) == 1 and id(outs[0]) not in pending:
+            out_keys = node[7]
+            if len(out_keys) == 1 and out_keys[0] not in pending:
                 continue
             _propagate(node, pending, raw, live)
-        return [_aggregate(pending[id(s)]) if id(s) in pending else None for s in sources]
+        return [_aggregate(pending[s._key]) if s._key in pending else None for s in sources]
     finally:
         state.swap(saved)
 
@@ -252,27 +310,28 @@ def _drain(nodes: list[_Node]) -> Iterator[_Node]:
 def _propagate(node: _Node, pending: dict[int, list[Any]], raw: bool,
                live: set[int] | None) -> None:
     """Call one node's VJP rule and add its cotangents to the inputs' pending lists."""
-    op, inputs, outs, params, tracked = node
-    args: Any = inputs
+    op, args, outs, params, tracked, keys, metas, out_keys = node
     if op.nout == 1:
-        lst = pending.pop(id(outs[0]), None)
+        lst = pending.pop(out_keys[0], None)
         if lst is None:
             return
         g = lst[0] if len(lst) == 1 else _aggregate(lst)
-        out: Any = outs[0]
+        out: Any = None if outs is None else outs[0]
         if raw:
-            g, out = value_of(g), out._value
+            g = value_of(g)
+            if out is not None:
+                out = out._value
             args = tuple([a._value if type(a) is Tensor else a for a in args])
     else:
-        gs = [pending.pop(id(o), None) for o in outs]
+        gs = [pending.pop(k, None) for k in out_keys]
         if all(g is None for g in gs):
             return
         gs = [None if g is None else _aggregate(g) for g in gs]
-        outs_v: tuple[Any, ...] = outs
+        outs_v: tuple[Any, ...] = outs or ()  # several outputs are always kept
         if raw:
             gs = [value_of(g) for g in gs]
             args = tuple([value_of(a) for a in args])
-            outs_v = tuple(o._value for o in outs)
+            outs_v = tuple(o._value for o in outs_v)
         if op.fill_zeros:
             gs = [np.zeros_like(value_of(o)) if g is None else g
                   for g, o in zip(gs, outs_v, strict=True)]
@@ -285,9 +344,8 @@ def _propagate(node: _Node, pending: dict[int, list[Any]], raw: bool,
         if len(cts) != len(args):
             raise RuleError(op.name, "vjp", "count", f"the VJP rule returned {len(cts)} "
                             f"cotangents for {len(args)} inputs")
-    for i in tracked:
-        arg = inputs[i]
-        if live is not None and id(arg) not in live:
+    for i, key, (shape, dtype) in zip(tracked, keys, metas, strict=True):
+        if live is not None and key not in live:
             continue
         if parts is None:
             ct = cts[i]
@@ -296,8 +354,8 @@ def _propagate(node: _Node, pending: dict[int, list[Any]], raw: bool,
             ct = None if rule is None else call_rule(op, rule, g, out, args, params)
         if ct is None:
             continue
-        check_cotangent(op, i, ct, arg)
-        lst = pending.setdefault(id(arg), [])
+        check_like(op, i, ct, shape, dtype)
+        lst = pending.setdefault(key, [])
         lst.append(ct)
         if len(lst) >= _EARLY_AGGREGATE:
             lst[:] = [_aggregate(lst)]

@@ -9,6 +9,7 @@ this module cannot import it.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -39,14 +40,21 @@ class Tensor:
     """A value the engine can differentiate.  Create with :func:`gradcheck.tensor`."""
 
     # ``_tangents``: {accumulator level: tangent}, kept by forward accumulators on the tensors
-    # they compute, so a tangent lives exactly as long as its primal.
-    __slots__ = ("_value", "_tangents", "__weakref__")
+    # they compute, so a tangent lives exactly as long as its primal.  ``_key``: a number no
+    # other tensor of this process has, by which tapes know the tensor without holding it
+    # (so a value no rule reads is freed as soon as its user drops it).
+    __slots__ = ("_value", "_tangents", "_key", "__weakref__")
     # numpy defers binary operators with an ndarray on the left to our reflected ones.
     __array_ufunc__ = None
 
     def __init__(self, value: Any) -> None:
         self._value = value
         self._tangents: dict[float, Any] | None = None
+        self._key: int = _next_key()
+
+    def __reduce__(self) -> tuple[Any, tuple[Any]]:
+        # a copy (copy, deepcopy, pickle) is a new tensor: its own key, no tangents
+        return Tensor, (self._value,)
 
     # -- the array -------------------------------------------------------
     def numpy(self) -> np.ndarray:
@@ -257,6 +265,7 @@ def bind(op: Any, /, *args: Any, **params: Any) -> Any:
         outs = _new(Tensor)
         outs._value = out if type(out) is np.ndarray else np.asarray(out)
         outs._tangents = None
+        outs._key = _next_key()
     else:
         outs = tuple(Tensor(np.asarray(o)) for o in out)
     if op.differentiable:
@@ -266,3 +275,4 @@ def bind(op: Any, /, *args: Any, **params: Any) -> Any:
 
 
 _new = object.__new__
+_next_key = itertools.count(1).__next__
