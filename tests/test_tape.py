@@ -202,3 +202,66 @@ def test_only_live_inputs_get_cotangents():
         y = x * spy(w)
     assert float(tape.gradient(y, x)) == pytest.approx(np.sin(2.0))
     assert calls == []
+
+
+# -- what the tape keeps ----------------------------------------------------------------------
+def _freed_after_del(make):
+    """Record ``make(x)`` -> (intermediate, result); drop the intermediate and report whether
+    its value was freed before the gradient, and the gradient."""
+    import gc as pygc
+    import weakref
+
+    x = gc.tensor(np.array([0.3, -0.7, 1.1]))
+    with gc.GradientTape() as tape:
+        tape.watch(x)
+        mid, y = make(x)
+        y = gnp.sum(y)
+        ref = weakref.ref(mid._value)
+        del mid
+        pygc.collect()
+    freed = ref() is None
+    return freed, tape.gradient(y, x).numpy(), x.numpy()
+
+
+def test_a_value_no_rule_reads_is_freed_before_the_gradient():
+    # multiply's rule reads its inputs, not its output; tanh's reads its output only
+    freed, g, x = _freed_after_del(lambda x: (lambda h: (h, gnp.tanh(h)))(x * 2.0))
+    assert freed
+    assert np.allclose(g, 2 * (1 - np.tanh(2 * x) ** 2), rtol=1e-14)
+
+
+def test_a_value_a_rule_reads_is_kept_until_the_gradient():
+    # sin's rule reads its input
+    freed, g, x = _freed_after_del(lambda x: (lambda h: (h, gnp.sin(h)))(x * 2.0))
+    assert not freed
+    assert np.allclose(g, 2 * np.cos(2 * x), rtol=1e-14)
+
+
+def test_rule_reads_reads_the_bytecode_and_says_everything_when_unsure():
+    from gradcheck.engine.reads import parameters_read, rule_reads
+
+    assert rule_reads(lambda g, out, x: g * out, 1) == (True, frozenset())
+    assert rule_reads(lambda g, out, x, y: g * y, 2) == (False, frozenset({1}))
+    # a closure that captures an input reads it
+    assert rule_reads(lambda g, out, x: (lambda: g * x)(), 1) == (False, frozenset({0}))
+    assert rule_reads(lambda g, out, *xs: g, 1) is None  # inputs as a tuple
+    assert rule_reads(lambda g, out, x: locals()["x"] * g, 1) is None  # reached by name
+    assert rule_reads(np.multiply, 1) is None  # no bytecode
+    assert rule_reads(lambda g, out: g, 1) is None  # too few parameters to tell
+    assert rule_reads(None, 1) == (False, frozenset())
+    assert parameters_read(lambda x, out: -x, 2) == frozenset({0})
+
+
+def test_a_copied_tensor_is_a_new_tensor_to_the_tape():
+    import copy
+    import pickle
+
+    x = gc.tensor([1.0, 2.0])
+    for other in (copy.copy(x), copy.deepcopy(x), pickle.loads(pickle.dumps(x))):
+        assert other._key != x._key and np.array_equal(other.numpy(), x.numpy())
+    with gc.GradientTape() as tape:
+        tape.watch(x)
+        twin = copy.copy(x)
+        y = gnp.sum(x * twin)
+    assert tape.watched(y) and not tape.watched(twin)
+    assert np.array_equal(tape.gradient(y, x).numpy(), x.numpy())

@@ -23,6 +23,7 @@ import numpy as np
 
 from gradcheck.domains import POSITIVE, REAL, UNIT, Interval, NonZero, Positive
 from gradcheck.engine.op import Op, define_op
+from gradcheck.engine.reads import parameters_read
 from gradcheck.ops.refs import NoEquivalent, formula
 from gradcheck.ops.rules import cast_cotangent, dtype_of, fit, unbroadcast, zero_jvp, zero_vjp
 
@@ -77,11 +78,20 @@ def _elementwise(name: str, forward: Callable[..., Any], vjp: Any, jvp: Any,
 
 def _unary(name: str, forward: Callable[..., Any], deriv: Callable[[Any, Any], Any],
            domain: Any = REAL, **meta: Any) -> Op:
-    """An op whose derivative is ``deriv(x, out)``, written with registered ops."""
-    return _elementwise(name, forward,
-                        vjp=lambda g, out, x: g * deriv(x, out),
-                        jvp=lambda ts, out, x: ts[0] * deriv(x, out),
-                        domain=domain, **meta)
+    """An op whose derivative is ``deriv(x, out)``, written with registered ops.  Its rules
+    pass on only the arguments ``deriv`` reads, so a tape keeps only those values (sin keeps
+    its input, exp its output; see ``gradcheck.engine.reads``)."""
+    read = parameters_read(deriv, 2)
+    if read == frozenset({0}):
+        vjp, jvp = (lambda g, out, x: g * deriv(x, None)), \
+            (lambda ts, out, x: ts[0] * deriv(x, None))
+    elif read == frozenset({1}):
+        vjp, jvp = (lambda g, out, x: g * deriv(None, out)), \
+            (lambda ts, out, x: ts[0] * deriv(None, out))
+    else:
+        vjp, jvp = (lambda g, out, x: g * deriv(x, out)), \
+            (lambda ts, out, x: ts[0] * deriv(x, out))
+    return _elementwise(name, forward, vjp=vjp, jvp=jvp, domain=domain, **meta)
 
 
 def _gradient_op(name: str, forward: Callable[..., Any], d_first: Callable[..., Any],
