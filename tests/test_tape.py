@@ -257,8 +257,10 @@ def test_a_copied_tensor_is_a_new_tensor_to_the_tape():
     import pickle
 
     x = gc.tensor([1.0, 2.0])
-    for other in (copy.copy(x), copy.deepcopy(x), pickle.loads(pickle.dumps(x))):
-        assert other._key != x._key and np.array_equal(other.numpy(), x.numpy())
+    with gc.GradientTape() as tape:
+        tape.watch(x)
+        for other in (copy.copy(x), copy.deepcopy(x), pickle.loads(pickle.dumps(x))):
+            assert not tape.watched(other) and np.array_equal(other.numpy(), x.numpy())
     with gc.GradientTape() as tape:
         tape.watch(x)
         twin = copy.copy(x)

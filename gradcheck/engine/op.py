@@ -69,6 +69,10 @@ class Op:
     # the per-input rules when declared that way: tracers call only the ones they need
     vjp_parts: tuple[Rule | None, ...] | None = None
     jvp_parts: tuple[Rule | None, ...] | None = None
+    #: What a tape keeps of a node of this op, by its tracked inputs (worked out from the VJP
+    #: rules by ``GradientTape.record``, with the rules it came from).
+    tape_plans: dict[Any, Any] = field(default_factory=dict, init=False, repr=False,
+                                       compare=False)
 
     #: Calling an op binds it: ``op(x, y, axis=0)`` is ``bind(op, x, y, axis=0)``.
     __call__ = bind

@@ -14,6 +14,7 @@ Wrong in the safe direction only: an unneeded value kept, never a needed one dro
 from __future__ import annotations
 
 import dis
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -49,6 +50,12 @@ def parameters_read(fn: Callable[..., Any], count: int) -> frozenset[int] | None
         return None
     if code.co_argcount < count or _DYNAMIC & set(code.co_names):
         return None
+    return _read(code, count)
+
+
+@functools.lru_cache(maxsize=4096)
+def _read(code: Any, count: int) -> frozenset[int]:
+    # by code object: lambdas made in a loop, or an op declared per call, share one
     names, used = code.co_varnames[:count], _named(code)
     return frozenset(i for i, name in enumerate(names) if name in used)
 

@@ -18,7 +18,7 @@ from gradcheck.engine.op import Op, RuleError, call_rule
 from gradcheck.engine.primitives import add_cotangents
 from gradcheck.engine.pytree import flatten, unflatten
 from gradcheck.engine.reads import rule_reads, union
-from gradcheck.engine.tensor import Tensor, is_float, value_of
+from gradcheck.engine.tensor import KEYS, Tensor, is_float, value_of
 
 __all__ = ["GradientTape", "check_cotangent"]
 
@@ -26,40 +26,54 @@ __all__ = ["GradientTape", "check_cotangent"]
 _EARLY_AGGREGATE = 32
 
 
-# One recorded op call: (op, args, outs, params, tracked, keys, metas, out_keys).  ``tracked``
-# are the positions of the inputs that need a cotangent, ``keys`` and ``metas`` their tensors'
-# keys and (shape, dtype).  ``args`` and ``outs`` hold only what the op's VJP rule reads
-# (None elsewhere), so the tape keeps no value the backward pass does not use.  A plain
-# tuple: one is made per op call.
-_Node = tuple[Op, tuple[Any, ...], tuple[Any, ...] | None, dict[str, Any], tuple[int, ...],
-              tuple[int, ...], tuple[tuple[Any, Any], ...], tuple[int, ...]]
+# One recorded op call: (op, args, outs, params, inputs, out_keys).  ``inputs`` has a
+# (position, key, shape, dtype) for each input that needs a cotangent (shape and dtype None
+# when ``args`` keeps the input, whose value then says); ``out_keys`` is the
+# output's key, or a tuple of keys for several outputs.  ``args`` and
+# ``outs`` hold only what the op's VJP rule reads (None elsewhere), so the tape keeps no value
+# the backward pass does not use.  Plain tuples: one is made per op call.
+_Input = tuple[int, int, Any, Any]
+_Node = tuple[Op, tuple[Any, ...], tuple[Any, ...] | None, dict[str, Any],
+              tuple[_Input, ...], Any]
 
-# Per op, by tracked positions and input count: (keeps out, which inputs to keep or None
-# for all).
-_Plan = tuple[bool, tuple[bool, ...] | None]
+# Per op, by tracked positions and input count: (positions that need a cotangent, keeps
+# out, which inputs to keep or None for all, and the rules this was worked out from).
+_Plan = tuple[tuple[int, ...], bool, tuple[bool, ...] | None, Any, Any]
 
 
 def _plan(op: Op, tracked: tuple[int, ...], n: int) -> _Plan:
-    """What a node of ``op`` keeps for its VJP rule (see :mod:`gradcheck.engine.reads`);
-    :meth:`GradientTape.record` keeps the answer on the op, with the rules it came from."""
+    """For a node of ``op`` whose inputs at ``tracked`` are tracked: the positions that need a
+    cotangent (not in ``nondiff_argnums``), whether the VJP rule reads the output, and which
+    inputs it reads (None: all of them; see :mod:`gradcheck.engine.reads`)."""
+    positions = tuple(i for i in tracked if i not in op.nondiff_argnums)
     parts = op.vjp_parts
     reads = rule_reads(op.vjp, n) if parts is None else \
-        union([rule_reads(parts[i], n) for i in tracked])
+        union([rule_reads(parts[i], n) for i in positions])
     if reads is None:
-        return True, None
+        return positions, True, None, op.vjp, parts
     keep = tuple(i in reads[1] for i in range(n))
-    return reads[0], None if all(keep) else keep
+    return positions, reads[0], None if all(keep) else keep, op.vjp, parts
 
 
-_FIRST = (0,)
+# the plan keys of one and two inputs, and the positions they stand for
+_TRACKED: dict[Any, tuple[int, ...]] = {1: (0,), 2: (0,), 3: (1,), 4: (0, 1)}
+_NONE = (None,)
 
 
-def _meta(t: Tensor) -> tuple[Any, Any]:
-    """(shape, dtype) of a tensor's value, for checking the cotangent a rule returns."""
+def _keyed(t: Tensor) -> int:
+    """``t``'s key, given now if it has none yet."""
+    if not t._key:
+        t._key = next(KEYS)
+    return t._key
+
+
+def _input(position: int, t: Tensor) -> _Input:
+    """(position, key, shape, dtype) of an input that needs a cotangent (see _Node)."""
     v = t._value
-    if type(v) is np.ndarray:
-        return v.shape, v.dtype
-    return np.shape(v), getattr(v, "dtype", None)
+    try:
+        return position, t._key, v.shape, v.dtype
+    except AttributeError:  # a Python number in a tensor
+        return position, t._key, np.shape(v), getattr(v, "dtype", None)
 
 
 def _aggregate(cotangents: list[Any]) -> Any:
@@ -135,7 +149,7 @@ class GradientTape:
                     "wrap arrays with gradcheck.tensor(...)"
                 )
             if is_float(t):
-                self._tracked.add(t._key)
+                self._tracked.add(_keyed(t))
                 self._watched.add(t._key)
 
     def watched(self, t: Any) -> bool:
@@ -156,50 +170,69 @@ class GradientTape:
     def record(self, op: Op, args: tuple[Any, ...], outs: Any, params: dict[str, Any]) -> None:
         tracked = self._tracked
         n = len(args)
-        if n == 1 and not op.nondiff_argnums:  # the common case, unrolled
+        # which inputs are tracked, as a key for the op's plans: unrolled for one and two
+        # inputs, the common cases on the hot path
+        if n == 1:
             a = args[0]
             if type(a) is not Tensor or a._key not in tracked:
                 return
-            positions: tuple[int, ...] = _FIRST
-        else:
-            positions = tuple(i for i, a in enumerate(args)
-                              if type(a) is Tensor and a._key in tracked
-                              and i not in op.nondiff_argnums)
-            if not positions:
+            plan_key: Any = 1
+        elif n == 2:
+            a, b = args
+            first = type(a) is Tensor and a._key in tracked
+            second = type(b) is Tensor and b._key in tracked
+            if not (first or second):
                 return
+            plan_key = (4 if second else 2) if first else 3
+        else:
+            found = tuple([i for i, a in enumerate(args)
+                           if type(a) is Tensor and a._key in tracked])
+            if not found:
+                return
+            plan_key = (found, n)
+        plan = op.tape_plans.get(plan_key)
+        if plan is None or plan[3] is not op.vjp or plan[4] is not op.vjp_parts:
+            found = _TRACKED[plan_key] if type(plan_key) is int else plan_key[0]
+            plan = op.tape_plans[plan_key] = _plan(op, found, n)  # (new rules: again)
+        positions, keep_out, keep = plan[:3]
+        if len(positions) == 1:
+            i = positions[0]
+            t = args[i]
+            if keep is None or keep[i]:  # kept: the backward pass reads it off the value
+                inputs: tuple[_Input, ...] = ((i, t._key, None, None),)
+            else:
+                v = t._value
+                inputs = ((i, t._key, v.shape, v.dtype),) if type(v) is np.ndarray \
+                    else (_input(i, t),)
+        elif positions:
+            inputs = tuple([(i, args[i]._key, None, None) if keep is None or keep[i]
+                            else _input(i, args[i]) for i in positions])
+        else:
+            return  # every tracked input is in nondiff_argnums
+        if type(outs) is tuple and op.nout == 1:
+            (outs,) = outs  # one output, passed in a tuple
         if type(outs) is tuple:
+            out_keys: Any = tuple([_keyed(o) for o in outs])
             for o in outs:
                 if o._value.dtype.kind in "fc":
                     tracked.add(o._key)
-            out_keys = tuple([o._key for o in outs])
         else:
+            out_keys = outs._key or _keyed(outs)  # (an outer tape may have keyed it)
             if outs._value.dtype.kind in "fc":
-                tracked.add(outs._key)
-            out_keys, outs = (outs._key,), (outs,)
-        plans = op.__dict__.get("_tape_plans")
-        if plans is None or plans[0] is not op.vjp or plans[1] is not op.vjp_parts:
-            plans = op.__dict__["_tape_plans"] = (op.vjp, op.vjp_parts, {})
-        known: dict[tuple[tuple[int, ...], int], _Plan] = plans[2]
-        plan = known.get((positions, n))
-        if plan is None:
-            plan = known[(positions, n)] = _plan(op, positions, n)
-        if len(positions) == 1:
-            t = args[positions[0]]
-            v = t._value
-            keys: tuple[int, ...] = (t._key,)
-            metas: tuple[tuple[Any, Any], ...] = \
-                ((v.shape, v.dtype),) if type(v) is np.ndarray else (_meta(t),)
-        else:
-            keys = tuple([args[i]._key for i in positions])
-            metas = tuple([_meta(args[i]) for i in positions])
-        keep_out, keep = plan
+                tracked.add(out_keys)
+            outs = (outs,)
         if keep is not None:  # only what the rule reads: the rest is freed with its user
-            args = tuple([a if k else None for a, k in zip(args, keep, strict=True)])
+            if n == 1:
+                args = _NONE
+            elif n == 2:
+                args = (args[0] if keep[0] else None, args[1] if keep[1] else None)
+            else:
+                args = tuple([a if k else None for a, k in zip(args, keep, strict=True)])
         elif type(args) is not tuple:
             args = tuple(args)
         # several outputs stay: a missing cotangent is filled with zeros shaped like its output
         self._nodes.append((op, args, outs if keep_out or len(outs) > 1 else None, params,
-                            positions, keys, metas, out_keys))
+                            inputs, out_keys))
 
     # -- backward ------------------------------------------------------
     def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
@@ -227,6 +260,9 @@ class GradientTape:
                 raise ValueError(f"GradientTape.gradient: source {i} has dtype {s.dtype}; "
                                  "only floating-point tensors are differentiated")
         seeds = self._seeds(targets, output_gradients)
+        for t in (*targets, *source_list):  # distinct keys, tracked or not
+            if type(t) is Tensor:
+                _keyed(t)
         all_live = self._watched <= {s._key for s in source_list}
         nodes = self._nodes
         if not self.persistent:  # the pass consumes the record, freeing each value it is done with
@@ -282,8 +318,8 @@ def _backward(nodes: list[_Node], seeds: list[tuple[Any, Any]], sources: list[Te
     if not all_live:
         live = {s._key for s in sources}
         for node in nodes:
-            if any(k in live for k in node[5]):
-                live.update(node[7])
+            if any(inp[1] in live for inp in node[4]):
+                live.update(node[5] if type(node[5]) is tuple else (node[5],))
     pending: dict[int, list[Any]] = {}
     for t, g in seeds:
         if live is None or t._key in live:
@@ -292,8 +328,8 @@ def _backward(nodes: list[_Node], seeds: list[tuple[Any, Any]], sources: list[Te
     try:
         raw = not visible
         for node in _drain(nodes) if consume else reversed(nodes):
-            out_keys = node[7]
-            if len(out_keys) == 1 and out_keys[0] not in pending:
+            out_keys = node[5]
+            if type(out_keys) is int and out_keys not in pending:
                 continue
             _propagate(node, pending, raw, live)
         return [_aggregate(pending[s._key]) if s._key in pending else None for s in sources]
@@ -310,9 +346,9 @@ def _drain(nodes: list[_Node]) -> Iterator[_Node]:
 def _propagate(node: _Node, pending: dict[int, list[Any]], raw: bool,
                live: set[int] | None) -> None:
     """Call one node's VJP rule and add its cotangents to the inputs' pending lists."""
-    op, args, outs, params, tracked, keys, metas, out_keys = node
+    op, args, outs, params, inputs, out_keys = node
     if op.nout == 1:
-        lst = pending.pop(out_keys[0], None)
+        lst = pending.pop(out_keys, None)
         if lst is None:
             return
         g = lst[0] if len(lst) == 1 else _aggregate(lst)
@@ -344,7 +380,7 @@ def _propagate(node: _Node, pending: dict[int, list[Any]], raw: bool,
         if len(cts) != len(args):
             raise RuleError(op.name, "vjp", "count", f"the VJP rule returned {len(cts)} "
                             f"cotangents for {len(args)} inputs")
-    for i, key, (shape, dtype) in zip(tracked, keys, metas, strict=True):
+    for i, key, shape, dtype in inputs:
         if live is not None and key not in live:
             continue
         if parts is None:
@@ -354,7 +390,20 @@ def _propagate(node: _Node, pending: dict[int, list[Any]], raw: bool,
             ct = None if rule is None else call_rule(op, rule, g, out, args, params)
         if ct is None:
             continue
-        check_like(op, i, ct, shape, dtype)
+        if shape is None:  # the node kept the input: its value has the shape and dtype
+            a = args[i]
+            av = a._value if type(a) is Tensor else a
+            try:
+                shape, dtype = av.shape, av.dtype
+            except AttributeError:  # a Python number
+                shape, dtype = np.shape(av), getattr(av, "dtype", None)
+        cv = ct._value if type(ct) is Tensor else ct
+        try:
+            fits = cv.shape == shape and cv.dtype == dtype
+        except AttributeError:
+            fits = False
+        if not fits:  # a Python number, an unknown dtype, or a wrong cotangent
+            check_like(op, i, ct, shape, dtype)
         lst = pending.setdefault(key, [])
         lst.append(ct)
         if len(lst) >= _EARLY_AGGREGATE:

@@ -41,8 +41,9 @@ class Tensor:
 
     # ``_tangents``: {accumulator level: tangent}, kept by forward accumulators on the tensors
     # they compute, so a tangent lives exactly as long as its primal.  ``_key``: a number no
-    # other tensor of this process has, by which tapes know the tensor without holding it
-    # (so a value no rule reads is freed as soon as its user drops it).
+    # other tensor of this process has (from KEYS, given when a tape first tracks the tensor;
+    # 0 until then), by which tapes know the tensor without holding it, so a value no rule
+    # reads is freed as soon as its user drops it.
     __slots__ = ("_value", "_tangents", "_key", "__weakref__")
     # numpy defers binary operators with an ndarray on the left to our reflected ones.
     __array_ufunc__ = None
@@ -50,7 +51,7 @@ class Tensor:
     def __init__(self, value: Any) -> None:
         self._value = value
         self._tangents: dict[float, Any] | None = None
-        self._key: int = _next_key()
+        self._key: int = 0
 
     def __reduce__(self) -> tuple[Any, tuple[Any]]:
         # a copy (copy, deepcopy, pickle) is a new tensor: its own key, no tangents
@@ -265,7 +266,7 @@ def bind(op: Any, /, *args: Any, **params: Any) -> Any:
         outs = _new(Tensor)
         outs._value = out if type(out) is np.ndarray else np.asarray(out)
         outs._tangents = None
-        outs._key = _next_key()
+        outs._key = 0
     else:
         outs = tuple(Tensor(np.asarray(o)) for o in out)
     if op.differentiable:
@@ -275,4 +276,5 @@ def bind(op: Any, /, *args: Any, **params: Any) -> Any:
 
 
 _new = object.__new__
-_next_key = itertools.count(1).__next__
+#: Tapes' keys for tensors (see ``Tensor._key``): ``next(KEYS)`` is one no tensor has had.
+KEYS = itertools.count(1)
