@@ -3,6 +3,10 @@
 The backward pass is one iterative sweep over the record, last node first (no recursion),
 so a chain of any length fits.  Rules run with only lower-level tracers
 visible; when none is, they get raw numpy arrays, which is the fast path.
+
+The tape holds no tensor for its own sake: it knows tensors by their keys
+(``Tensor._key``), and a node keeps only the values its VJP rule reads
+(:mod:`gradcheck.engine.reads`), so the rest is freed as soon as the user drops it.
 """
 
 from __future__ import annotations
@@ -26,12 +30,12 @@ __all__ = ["GradientTape", "check_cotangent"]
 _EARLY_AGGREGATE = 32
 
 
-# One recorded op call: (op, args, outs, params, inputs, out_keys).  ``inputs`` has a
-# (position, key, shape, dtype) for each input that needs a cotangent (shape and dtype None
-# when ``args`` keeps the input, whose value then says); ``out_keys`` is the
-# output's key, or a tuple of keys for several outputs.  ``args`` and
-# ``outs`` hold only what the op's VJP rule reads (None elsewhere), so the tape keeps no value
-# the backward pass does not use.  Plain tuples: one is made per op call.
+# One recorded op call: (op, args, outs, params, inputs, out_keys).
+# - ``args`` and ``outs`` hold only what the op's VJP rule reads (None elsewhere);
+# - ``inputs`` has a (position, key, shape, dtype) per input that needs a cotangent, shape
+#   and dtype None when ``args`` keeps that input (its value then says);
+# - ``out_keys`` is the output's key, or a tuple of keys for several outputs.
+# Plain tuples: one is made per op call.
 _Input = tuple[int, int, Any, Any]
 _Node = tuple[Op, tuple[Any, ...], tuple[Any, ...] | None, dict[str, Any],
               tuple[_Input, ...], Any]
