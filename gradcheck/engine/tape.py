@@ -71,13 +71,17 @@ def _keyed(t: Tensor) -> int:
     return t._key
 
 
+def _shape_dtype(v: Any) -> tuple[Any, Any]:
+    """A value's shape and dtype (None for a Python number's)."""
+    try:
+        return v.shape, v.dtype
+    except AttributeError:  # a Python number
+        return np.shape(v), getattr(v, "dtype", None)
+
+
 def _input(position: int, t: Tensor) -> _Input:
     """(position, key, shape, dtype) of an input that needs a cotangent (see _Node)."""
-    v = t._value
-    try:
-        return position, t._key, v.shape, v.dtype
-    except AttributeError:  # a Python number in a tensor
-        return position, t._key, np.shape(v), getattr(v, "dtype", None)
+    return (position, t._key, *_shape_dtype(t._value))
 
 
 def _aggregate(cotangents: list[Any]) -> Any:
@@ -90,8 +94,7 @@ def _aggregate(cotangents: list[Any]) -> Any:
 
 def check_cotangent(op: Op, position: int, ct: Any, arg: Any, what: str = "cotangent") -> None:
     """Raise :class:`RuleError` unless ``ct`` has exactly ``arg``'s shape and dtype."""
-    av = arg._value if type(arg) is Tensor else arg
-    check_like(op, position, ct, np.shape(av), getattr(av, "dtype", None), what)
+    check_like(op, position, ct, *_shape_dtype(value_of(arg)), what)
 
 
 def check_like(op: Op, position: int, ct: Any, shape: Any, dtype: Any,
@@ -395,12 +398,7 @@ def _propagate(node: _Node, pending: dict[int, list[Any]], raw: bool,
         if ct is None:
             continue
         if shape is None:  # the node kept the input: its value has the shape and dtype
-            a = args[i]
-            av = a._value if type(a) is Tensor else a
-            try:
-                shape, dtype = av.shape, av.dtype
-            except AttributeError:  # a Python number
-                shape, dtype = np.shape(av), getattr(av, "dtype", None)
+            shape, dtype = _shape_dtype(value_of(args[i]))
         cv = ct._value if type(ct) is Tensor else ct
         try:
             fits = cv.shape == shape and cv.dtype == dtype
