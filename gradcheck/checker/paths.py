@@ -88,11 +88,7 @@ class Guard:
         never handed to the call: its arrays are the record of what ``value`` held (no
         second copy)."""
         if isinstance(value, (np.ndarray, Tensor)):  # the usual case: one array, no tree
-            held = value_of(value)
-            kept = original if isinstance(original, np.ndarray) and \
-                isinstance(held, np.ndarray) and original.dtype == held.dtype and \
-                original.shape == held.shape and original is not held else fingerprint(value)
-            self._watched.append((name, value, kept))
+            self._watched.append((name, value, _record(value, original)))
             return value
         leaves = flatten(value)[0]
         before = flatten(original)[0] if original is not None else [None] * len(leaves)
@@ -101,17 +97,23 @@ class Guard:
         for k, (leaf, was) in enumerate(zip(leaves, before, strict=True)):
             if isinstance(leaf, (np.ndarray, Tensor)):
                 label = name if len(leaves) == 1 else f"{name}[{k}]"
-                held = value_of(leaf)
-                kept = was if isinstance(was, np.ndarray) and isinstance(held, np.ndarray) and \
-                    was.dtype == held.dtype and was.shape == held.shape and \
-                    was is not held else fingerprint(leaf)
-                self._watched.append((label, leaf, kept))
+                self._watched.append((label, leaf, _record(leaf, was)))
         return value
 
     def verify(self) -> None:
         changed = [name for name, leaf, before in self._watched if not same_bits(before, leaf)]
         if changed:
             raise InputMutated(changed)
+
+
+def _record(leaf: Any, was: Any) -> np.ndarray:
+    """What ``leaf`` held before the call: ``was`` (the caller's original, never handed to
+    the call) when it is a distinct array of the same shape and dtype, else a fingerprint."""
+    held = value_of(leaf)
+    if isinstance(was, np.ndarray) and isinstance(held, np.ndarray) and \
+            was.dtype == held.dtype and was.shape == held.shape and was is not held:
+        return was
+    return fingerprint(leaf)
 
 
 def _copy(value: Any) -> Any:
