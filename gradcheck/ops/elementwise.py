@@ -78,20 +78,18 @@ def _elementwise(name: str, forward: Callable[..., Any], vjp: Any, jvp: Any,
 
 def _unary(name: str, forward: Callable[..., Any], deriv: Callable[[Any, Any], Any],
            domain: Any = REAL, **meta: Any) -> Op:
-    """An op whose derivative is ``deriv(x, out)``, written with registered ops.  Its rules
-    pass on only the arguments ``deriv`` reads, so a tape keeps only those values (sin keeps
-    its input, exp its output; see ``gradcheck.engine.reads``)."""
+    """An op whose derivative is ``deriv(x, out)``, written with registered ops.  Its VJP
+    rule passes on only the arguments ``deriv`` reads, so a tape keeps only those values (sin
+    keeps its input, exp its output; see ``gradcheck.engine.reads``)."""
     read = parameters_read(deriv, 2)
     if read == frozenset({0}):
-        vjp, jvp = (lambda g, out, x: g * deriv(x, None)), \
-            (lambda ts, out, x: ts[0] * deriv(x, None))
+        vjp = lambda g, out, x: g * deriv(x, None)
     elif read == frozenset({1}):
-        vjp, jvp = (lambda g, out, x: g * deriv(None, out)), \
-            (lambda ts, out, x: ts[0] * deriv(None, out))
+        vjp = lambda g, out, x: g * deriv(None, out)
     else:
-        vjp, jvp = (lambda g, out, x: g * deriv(x, out)), \
-            (lambda ts, out, x: ts[0] * deriv(x, out))
-    return _elementwise(name, forward, vjp=vjp, jvp=jvp, domain=domain, **meta)
+        vjp = lambda g, out, x: g * deriv(x, out)
+    return _elementwise(name, forward, vjp=vjp, jvp=lambda ts, out, x: ts[0] * deriv(x, out),
+                        domain=domain, **meta)
 
 
 def _gradient_op(name: str, forward: Callable[..., Any], d_first: Callable[..., Any],
