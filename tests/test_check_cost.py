@@ -3,6 +3,9 @@ where one value serves two checks, and the convergence data shared without chang
 
 from __future__ import annotations
 
+import json
+import pickle
+
 import numpy as np
 import pytest
 
@@ -20,7 +23,27 @@ def _counts(n: int, examples: int = 2) -> dict[str, int]:
     x = np.random.default_rng(1).standard_normal(n)
     report = check(_tanh, inputs=(x,), examples=examples)
     assert report.passed
+    assert report.convergence  # computed now, when first read: its evaluations join the rest
     return report.stats["evaluations"]
+
+
+def test_convergence_data_is_computed_when_first_read() -> None:
+    """The plot's data takes no part in a verdict: a check leaves it until it is read, and
+    every way a report leaves the process (JSON, pickle, copy) reads it."""
+    calls = []
+
+    def tanh(a):
+        calls.append(1)
+        return gnp.tanh(a)
+
+    report = check(tanh, inputs=(np.linspace(-1, 1, 5),), examples=1)
+    before = len(calls)
+    assert "convergence" not in report.stats["evaluations"]
+    copied = pickle.loads(pickle.dumps(report))
+    assert len(calls) > before and copied.convergence["series"]
+    assert report.stats["evaluations"]["convergence"] > 0
+    assert json.loads(report.to_json())["convergence"] == copied.convergence
+    assert check(tanh, inputs=(np.linspace(-1, 1, 5),), examples=1).to_json() == report.to_json()
 
 
 def test_evaluations_do_not_grow_with_the_input() -> None:

@@ -10,6 +10,7 @@ on a kink, shrinks each distinct failure to a minimal counterexample, and return
 from __future__ import annotations
 
 import math
+import time
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -131,9 +132,15 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
                     dtypes=list(_dtypes(dtypes, t)),
                     tolerance_reason=t.tolerance.reason if t.tolerance is not None else "",
                     tolerance_overrides=overrides.given)
+    start = time.monotonic()
     try:
         with time_limit(timeout), overridden(overrides):
-            _run(report, t, options, count)
+            plotted = _run(report, t, options, count)
+        if plotted is not None:  # what is left of the time limit is the plot's
+            left = None if timeout is None else max(timeout - (time.monotonic() - start), 1e-3)
+            example, active = plotted
+            report.defer_convergence(
+                lambda: _convergence(t, example, active, report.stats, overrides, left))
     except CheckTimeout as e:
         _fail(report, f"{t.name}: check {e} (per-op timeout)", None, {"timed_out": True})
     except Exception as e:  # noqa: BLE001 - e.g. the op's metadata cannot draw examples
@@ -183,7 +190,24 @@ def _noted(cells: list[Cell], t: Target, references: list[Reference]) -> list[Ce
     return cells
 
 
-def _run(report: Report, t: Target, options: Options, count: int) -> None:
+def _convergence(t: Target, example: Any, options: Options, stats: dict[str, Any],
+                 overrides: Overrides, seconds: float | None) -> dict[str, Any]:
+    """The report's convergence data, computed when it is first read (it takes no part in a
+    verdict, and a check in a test never shows it): under the check's own tolerance
+    overrides, in what was left of its time limit.  Its evaluations join the check's."""
+    try:
+        with time_limit(seconds), overridden(overrides):
+            data, spent = measured_convergence(t, example, options)
+    except (Exception, CheckTimeout) as e:  # noqa: BLE001 - a plot never takes a verdict
+        stats["convergence_error"] = f"{type(e).__name__}: {e}"
+        return {}
+    stats["evaluations"]["convergence"] = spent
+    return data
+
+
+def _run(report: Report, t: Target, options: Options, count: int) -> tuple[Any, Options] | None:
+    """The check itself; returns the example the convergence plot differentiates (and the
+    options it plots), or None when there is nothing to plot."""
     unsupported = {p: why for p, why in t.unsupported().items() if p in options.paths}
     active = Options(tuple(p for p in options.paths if p not in unsupported),
                      options.references, options.mode)
@@ -218,12 +242,7 @@ def _run(report: Report, t: Target, options: Options, count: int) -> None:
     candidates = [e for d in ("float64", *report.dtypes) for e in used.get(d, [])]
     first = next((e for e in candidates if all(np.size(a) for a in e.args)),
                  candidates[0] if candidates else None)
-    if first is not None and active.paths:
-        try:
-            report.convergence, spent = measured_convergence(t, first, active)
-            stats["evaluations"]["convergence"] = spent
-        except Exception as e:  # noqa: BLE001 - a plot's data never takes a verdict with it
-            stats["convergence_error"] = f"{type(e).__name__}: {e}"
+    return (first, active) if first is not None and active.paths else None
 
 
 def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,

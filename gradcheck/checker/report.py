@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -188,7 +189,12 @@ class Cell:
 
 @dataclass
 class Report:
-    """Everything one ``gradcheck.check`` call found about one target."""
+    """Everything one ``gradcheck.check`` call found about one target.
+
+    ``convergence`` (the report's plot data: numeric error against step, per path) takes no
+    part in a verdict, so a check may leave it to be computed when it is first read
+    (:meth:`defer_convergence`): by ``to_json``, a renderer, or the caller.  A report is
+    never copied or pickled without it."""
 
     op: str
     family: str = ""
@@ -235,7 +241,17 @@ class Report:
                 return c
         return None
 
+    def defer_convergence(self, compute: Callable[[], dict[str, Any]]) -> None:
+        """Let ``compute()`` fill ``convergence`` when it is first read (it may add to
+        ``stats`` what it spent); setting ``convergence`` cancels it."""
+        self.__dict__["_pending_convergence"] = compute
+
+    def __getstate__(self) -> dict[str, Any]:
+        _convergence(self)  # computed here: another process could not
+        return dict(self.__dict__)
+
     def to_dict(self) -> dict[str, Any]:
+        convergence = _convergence(self)  # first: computing it adds to the stats
         return {
             "op": self.op,
             "family": self.family,
@@ -248,7 +264,7 @@ class Report:
             "findings": [f.to_dict() for f in self.findings],
             "cells": [c.to_dict() for c in self.cells],
             "stats": _clean(self.stats),
-            "convergence": _clean(self.convergence),
+            "convergence": _clean(convergence),
         }
 
     @classmethod
@@ -274,6 +290,24 @@ class Report:
     @classmethod
     def from_json(cls, text: str) -> Report:
         return cls.from_dict(json.loads(text))
+
+
+def _convergence(report: Report) -> dict[str, Any]:
+    pending = report.__dict__.pop("_pending_convergence", None)
+    if pending is not None:
+        report.__dict__["_convergence"] = pending()
+    value: dict[str, Any] = report.__dict__.get("_convergence", {})
+    return value
+
+
+def _set_convergence(report: Report, value: dict[str, Any]) -> None:
+    report.__dict__.pop("_pending_convergence", None)
+    report.__dict__["_convergence"] = value
+
+
+# A property over the dataclass field (set after the class is made, so the field keeps its
+# default): reading it computes what a check deferred.
+Report.convergence = property(_convergence, _set_convergence)  # type: ignore[assignment]
 
 
 @dataclass
