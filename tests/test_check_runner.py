@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import broken_ops
 import pytest
 from broken_ops import BROKEN, HANGING
@@ -112,3 +115,36 @@ def test_draws_ignore_the_literals_of_the_modules_a_process_loaded() -> None:
     with _same_in_every_process():
         assert len(providers._get_local_constants()) == 0
     assert providers._get_local_constants is not None
+
+
+def test_one_draw_is_seeded_distinct_and_survives_a_rejecting_strategy() -> None:
+    from hypothesis import strategies as st
+
+    from gradcheck.checker.explore import draw_examples, draw_one
+
+    floats = st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=6)
+    assert draw_one(floats, 5) == draw_one(floats, 5)
+    assert len({tuple(draw_one(floats, s)) for s in range(10)}) > 5
+    # a strategy that rejects half of what it draws: a fresh attempt, then an example
+    assert all(draw_one(st.integers(0, 9).filter(lambda n: n % 2), s) % 2 for s in range(20))
+    assert draw_one(st.integers().filter(lambda n: False), 1) is None  # never a made-up one
+    # the same example as drawn in a fresh process (no literals of loaded modules mixed in)
+    code = ("from hypothesis import strategies as st\n"
+            "from gradcheck.checker.explore import draw_one\n"
+            "print(draw_one(st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=6), 5))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == str(draw_one(floats, 5))
+    assert draw_examples(floats, 3, 5)  # a seeded run still draws the random stream
+
+
+def test_the_stream_starts_with_the_example_a_seeded_run_draws_first() -> None:
+    from hypothesis import strategies as st
+
+    from gradcheck.checker.explore import draw_examples, stream_start
+
+    for strategy in (st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=6),
+                     st.integers(0, 9).filter(lambda n: n % 2)):
+        for seed in (0, 7):
+            assert stream_start(strategy, 1, seed) == draw_examples(strategy, 1, seed)
+            assert stream_start(strategy, 3, seed) == draw_examples(strategy, 3, seed)

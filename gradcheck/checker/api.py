@@ -22,7 +22,13 @@ from gradcheck.checker.checks import SEARCH
 from gradcheck.checker.complex import DTYPE_NAMES
 from gradcheck.checker.convergence import measured_convergence
 from gradcheck.checker.examine import ExampleResult, examine, plan
-from gradcheck.checker.explore import draw_examples, shrink, stream_seed
+from gradcheck.checker.explore import (
+    draw_examples,
+    draw_one,
+    shrink,
+    stream_seed,
+    stream_start,
+)
 from gradcheck.checker.paths import PATHS
 from gradcheck.checker.references import INTERNAL, Reference, get_reference, known_references
 from gradcheck.checker.report import Cell, Finding, Report
@@ -273,7 +279,7 @@ def _drawn(t: Target, dtype: str, count: int, seed: int) -> Iterator[Any]:
     first :data:`RANDOM_EXTRA` ones: a stream's first examples are the same whatever its
     length, and drawing the rest cost a third of a small check."""
     yield from _strata(t, dtype, max(1, count - RANDOM_EXTRA), seed)
-    first = draw_examples(t.strategy(dtype), RANDOM_EXTRA, seed)
+    first = stream_start(t.strategy(dtype), RANDOM_EXTRA, seed)
     yield from first
     yield from draw_examples(t.strategy(dtype), _draws(count), seed)[len(first):]
 
@@ -281,12 +287,9 @@ def _drawn(t: Target, dtype: str, count: int, seed: int) -> Iterator[Any]:
 def _strata(t: Target, dtype: str, count: int, seed: int) -> list[Any]:
     """One example from each of the first ``count`` strata (every magnitude, shape family and
     kink region, deterministically at every seed); random draws come on top."""
-    out = []
-    for k in range(count):
-        # Hypothesis' first draw is its simplest (every size 1): take a later one
-        drawn = draw_examples(t.strategy(dtype, Stratum.number(k)), 3, seed + 7919 * (k + 1))
-        out += drawn[-1:]
-    return out
+    drawn = (draw_one(t.strategy(dtype, Stratum.number(k)), seed + 7919 * (k + 1))
+             for k in range(count))
+    return [example for example in drawn if example is not None]
 
 
 def _draws(count: int) -> int:
