@@ -123,3 +123,35 @@ def test_autograds_tanh_second_order_is_nan_at_large_inputs_at_every_seed() -> N
         bad = [f for f in report.failures if f.attributed_to == "autograd"]
         assert bad and all(f.path.startswith("hvp") for f in bad), seed
         assert not [f for f in report.failures if f.attributed_to != "autograd"]
+
+
+@pytest.mark.autograd
+def test_autograds_tile_with_fewer_reps_than_axes_is_a_finding_attributed_to_autograd() -> None:
+    # numpy pads reps with leading ones, so tile(x, 2) repeats x's last axis; autograd's rule
+    # sums the cotangent's splits along the leading axes instead (autograd 1.9.1)
+    x = np.random.default_rng(0).standard_normal((2, 3, 3))
+    report = check("tile", inputs=[x], params={"reps": 2}, dtypes=["float64"],
+                   references=["numeric", "self", "autograd"], seed=0, examples=1)
+    bad = [f for f in report.failures if f.attributed_to == "autograd"]
+    assert {f.path for f in bad} >= {"vjp", "double_vjp"}
+    assert not [f for f in report.failures if f.attributed_to != "autograd"]
+    # with as many reps as axes autograd's rule is right
+    same = check("tile", inputs=[x], params={"reps": (1, 1, 2)}, dtypes=["float64"],
+                 references=["numeric", "self", "autograd"], seed=0, examples=1)
+    assert same.passed and same.cell("vjp", "autograd").status == "pass"
+
+
+@pytest.mark.autograd
+def test_autograds_solve_triangular_ignores_unit_diagonal_in_its_gradients() -> None:
+    # its VJP in b solves with the matrix's own diagonal, and its VJP in a gives the
+    # diagonal, which a unit-diagonal solve never reads, a gradient (autograd 1.9.1)
+    rng = np.random.default_rng(0)
+    a = np.tril(rng.standard_normal((4, 4))) + 3 * np.eye(4)
+    b = rng.standard_normal((4, 2))
+    for unit, wrong in ((True, True), (False, False)):
+        report = check("linalg.solve_triangular", inputs=[a, b], dtypes=["float64"],
+                       params={"lower": True, "trans": 0, "unit_diagonal": unit},
+                       references=["numeric", "self", "autograd"], seed=0, examples=1)
+        bad = {f.path for f in report.failures if f.attributed_to == "autograd"}
+        assert ("vjp" in bad) == wrong, (unit, bad)
+        assert not [f for f in report.failures if f.attributed_to != "autograd"]
