@@ -39,6 +39,7 @@ def test_convergence_data_is_computed_when_first_read() -> None:
     report = check(tanh, inputs=(np.linspace(-1, 1, 5),), examples=1)
     before = len(calls)
     assert "convergence" not in report.stats["evaluations"]
+    assert report.to_dict(convergence=False)["convergence"] == {} and len(calls) == before
     copied = pickle.loads(pickle.dumps(report))
     assert len(calls) > before and copied.convergence["series"]
     assert report.stats["evaluations"]["convergence"] > 0

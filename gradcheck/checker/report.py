@@ -250,8 +250,10 @@ class Report:
         _convergence(self)  # computed here: another process could not
         return dict(self.__dict__)
 
-    def to_dict(self) -> dict[str, Any]:
-        convergence = _convergence(self)  # first: computing it adds to the stats
+    def to_dict(self, convergence: bool = True) -> dict[str, Any]:
+        """The report as plain data; ``convergence=False`` leaves the convergence data out
+        (and uncomputed, when the check deferred it)."""
+        plot = _convergence(self) if convergence else {}  # first: computing it adds to stats
         return {
             "op": self.op,
             "family": self.family,
@@ -264,7 +266,7 @@ class Report:
             "findings": [f.to_dict() for f in self.findings],
             "cells": [c.to_dict() for c in self.cells],
             "stats": _clean(self.stats),
-            "convergence": _clean(convergence),
+            "convergence": _clean(plot),
         }
 
     @classmethod
