@@ -148,3 +148,17 @@ def test_the_stream_starts_with_the_example_a_seeded_run_draws_first() -> None:
         for seed in (0, 7):
             assert stream_start(strategy, 1, seed) == draw_examples(strategy, 1, seed)
             assert stream_start(strategy, 3, seed) == draw_examples(strategy, 3, seed)
+
+
+def test_without_hypothesis_internals_draws_come_from_seeded_runs(monkeypatch) -> None:
+    from hypothesis import strategies as st
+
+    from gradcheck.checker import explore
+
+    def moved(*args, **kwargs):
+        raise explore._Unavailable
+
+    floats = st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=6)
+    monkeypatch.setattr(explore, "_direct", moved)
+    assert explore.draw_one(floats, 5) == explore.draw_examples(floats, 3, 5)[-1]
+    assert explore.stream_start(floats, 1, 5) == explore.draw_examples(floats, 1, 5)

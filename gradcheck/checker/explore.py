@@ -82,26 +82,15 @@ def draw_examples(strategy: st.SearchStrategy[Example], count: int, seed: int) -
 def draw_one(strategy: st.SearchStrategy[Example], seed: int) -> Example | None:
     """One random example, drawn straight from ``strategy`` with a generator seeded by
     ``seed``: what a later draw of a Hypothesis run gives, without the run (a run costs 5 to
-    8 times one draw).  None when every attempt was rejected.  (Internal to Hypothesis; if it
-    moves, the third example of a seeded run is taken, as before.)"""
+    8 times one draw).  None when every attempt was rejected."""
     try:
-        from hypothesis.control import BuildContext
-        from hypothesis.errors import StopTest
-        from hypothesis.internal.conjecture.data import ConjectureData
-    except ImportError:
-        return _third(strategy, seed)
-    with _same_in_every_process():
         for attempt in range(DRAW_ATTEMPTS):
-            try:
-                data = ConjectureData(random=random.Random(f"{seed}:{attempt}"))
-                context = BuildContext(data, wrapped_test=draw_one)
-            except TypeError:
-                return _third(strategy, seed)
-            try:
-                with context:
-                    return data.draw(strategy)
-            except StopTest:
-                continue
+            example = _direct(strategy, random.Random(f"{seed}:{attempt}"))
+            if example is not None:
+                return example
+    except _Unavailable:
+        drawn = draw_examples(strategy, 3, seed)  # a run's first draw is its simplest
+        return drawn[-1] if drawn else None
     return None
 
 
@@ -111,28 +100,39 @@ def stream_start(strategy: st.SearchStrategy[Example], count: int, seed: int) ->
     choices, whatever the seed): one example is drawn as that, without a run."""
     if count == 1:
         try:
-            from hypothesis.control import BuildContext
-            from hypothesis.errors import StopTest
-            from hypothesis.internal.conjecture.choice import ChoiceTemplate
-            from hypothesis.internal.conjecture.data import ConjectureData
-
-            data = ConjectureData(random=random.Random(seed),
-                                  prefix=[ChoiceTemplate("simplest", count=None)])
-            context = BuildContext(data, wrapped_test=stream_start)
-        except (ImportError, TypeError):
-            return draw_examples(strategy, count, seed)
-        try:
-            with _same_in_every_process(), context:
-                return [data.draw(strategy)]
-        except StopTest:  # the simplest is rejected: the run goes on to others
+            example = _direct(strategy, random.Random(seed), simplest=True)
+            if example is not None:
+                return [example]
+        except _Unavailable:
             pass
     return draw_examples(strategy, count, seed)
 
 
-def _third(strategy: st.SearchStrategy[Example], seed: int) -> Example | None:
-    # Hypothesis' first draw is its simplest (every size 1): take a later one
-    drawn = draw_examples(strategy, 3, seed)
-    return drawn[-1] if drawn else None
+class _Unavailable(Exception):
+    """Hypothesis' internals moved: examples are drawn by a run instead."""
+
+
+def _direct(strategy: st.SearchStrategy[Example], generator: random.Random,
+            simplest: bool = False) -> Example | None:
+    """One example drawn from ``strategy`` with ``generator`` (its simplest with
+    ``simplest``), as a Hypothesis run draws one; None when the strategy rejects the draw.
+    (Internal to Hypothesis: raises :class:`_Unavailable` if it moves.)"""
+    try:
+        from hypothesis.control import BuildContext
+        from hypothesis.errors import StopTest
+        from hypothesis.internal.conjecture.choice import ChoiceTemplate
+        from hypothesis.internal.conjecture.data import ConjectureData
+
+        data = ConjectureData(random=generator, prefix=[ChoiceTemplate("simplest", count=None)]
+                              if simplest else None)
+        context = BuildContext(data, wrapped_test=_direct)
+    except (ImportError, TypeError) as e:
+        raise _Unavailable from e
+    try:
+        with _same_in_every_process(), context:
+            return data.draw(strategy)
+    except StopTest:
+        return None
 
 
 def _no_database_key(test: Any) -> None:
