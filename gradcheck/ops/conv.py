@@ -22,6 +22,7 @@ derivative does not exist there, so the pooling ops declare ``kinks="ties"``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -227,10 +228,23 @@ SIZES = range(1, 6)
 
 def _out_size(size: Any, kernel: Any, strides: Any, padding: Any,
               dilations: Any) -> tuple[int, int] | None:
+    # drawing one backprop example asks this of every size and geometry (about 1 800
+    # times): the answers are kept
+    try:
+        return _known_out_size(tuple(size), tuple(kernel), strides, padding, dilations)
+    except TypeError:  # an unhashable argument: worked out afresh
+        return _computed_out_size(size, kernel, strides, padding, dilations)
+
+
+def _computed_out_size(size: Any, kernel: Any, strides: Any, padding: Any,
+                       dilations: Any) -> tuple[int, int] | None:
     try:
         return geometry("", size, kernel, strides, padding, dilations).out
     except ValueError:
         return None
+
+
+_known_out_size = functools.lru_cache(maxsize=8192)(_computed_out_size)
 
 
 def conv_geometries(size: Any, kernel: Any) -> list[dict[str, Any]]:
