@@ -226,25 +226,28 @@ PADDINGS: tuple[Any, ...] = ("VALID", "SAME", 1, ((1, 0), (0, 2)))
 SIZES = range(1, 6)
 
 
+def _kept(compute: Callable[..., Any]) -> Callable[..., Any]:
+    """``compute(size, ...)`` with its answers kept: drawing one example of a backprop or
+    pooling-gradient op asks it of every size and geometry of the sweep (about 1 800
+    times).  An unhashable argument is worked out afresh."""
+    known = functools.lru_cache(maxsize=8192)(compute)
+
+    @functools.wraps(compute)
+    def lookup(size: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return known(tuple(size), *args, **kwargs)
+        except TypeError:
+            return compute(size, *args, **kwargs)
+    return lookup
+
+
+@_kept
 def _out_size(size: Any, kernel: Any, strides: Any, padding: Any,
               dilations: Any) -> tuple[int, int] | None:
-    # drawing one backprop example asks this of every size and geometry (about 1 800
-    # times): the answers are kept
-    try:
-        return _known_out_size(tuple(size), tuple(kernel), strides, padding, dilations)
-    except TypeError:  # an unhashable argument: worked out afresh
-        return _computed_out_size(size, kernel, strides, padding, dilations)
-
-
-def _computed_out_size(size: Any, kernel: Any, strides: Any, padding: Any,
-                       dilations: Any) -> tuple[int, int] | None:
     try:
         return geometry("", size, kernel, strides, padding, dilations).out
     except ValueError:
         return None
-
-
-_known_out_size = functools.lru_cache(maxsize=8192)(_computed_out_size)
 
 
 def conv_geometries(size: Any, kernel: Any) -> list[dict[str, Any]]:
@@ -557,6 +560,7 @@ KSIZES: tuple[Any, ...] = (2, 1, 3, (2, 1))
 POOL_STRIDES: tuple[Any, ...] = (1, 2, (2, 1))
 
 
+@_kept
 def _pool_out(size: Any, ksize: Any, strides: Any, padding: str) -> tuple[int, int] | None:
     try:
         return _pool_geometry("", size, ksize, strides, padding).out
