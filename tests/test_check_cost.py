@@ -45,6 +45,13 @@ def test_convergence_data_is_computed_when_first_read() -> None:
     assert report.stats["evaluations"]["convergence"] > 0
     assert json.loads(report.to_json())["convergence"] == copied.convergence
     assert check(tanh, inputs=(np.linspace(-1, 1, 5),), examples=1).to_json() == report.to_json()
+    # a sweep's unit (any executor, in process too) ends with its report whole
+    from gradcheck import default_registry
+    from gradcheck.checker.executors.unit import check_unit
+
+    unit = check_unit(default_registry, "sin", {"examples": 1})
+    assert unit.stats["evaluations"]["convergence"] > 0
+    assert unit.complete() is unit
 
 
 def test_evaluations_do_not_grow_with_the_input() -> None:

@@ -246,8 +246,13 @@ class Report:
         ``stats`` what it spent); setting ``convergence`` cancels it."""
         self.__dict__["_pending_convergence"] = compute
 
+    def complete(self) -> Report:
+        """Compute what the check deferred (the convergence data) now; returns the report."""
+        _convergence(self)
+        return self
+
     def __getstate__(self) -> dict[str, Any]:
-        _convergence(self)  # computed here: another process could not
+        self.complete()  # here: another process could not
         return dict(self.__dict__)
 
     def to_dict(self, convergence: bool = True) -> dict[str, Any]:

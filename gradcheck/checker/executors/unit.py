@@ -49,8 +49,10 @@ def check_unit(registry: Registry, name: str, options: dict[str, Any]) -> Report
         if "function" in options:  # a suite's [[function]] row: a function by dotted path
             options = dict(options)
             target = load_function(options.pop("function"), name)
-            return check(target, name=name, **options)
-        return check(name, registry=registry, **options)
+            report = check(target, name=name, **options)
+        else:
+            report = check(name, registry=registry, **options)
+        return report.complete()  # a unit's report is whole when the unit ends
     except Terminated:
         raise
     except KeyboardInterrupt:
