@@ -352,7 +352,7 @@ def check_against_tensorflow(case: OpCase, tf_op: Callable[..., Any], rtol: floa
     args = case.point()
     expected = tf_op(*[tf.constant(a) for a in args]).numpy()
     assert_close(case(*args), expected, rtol, f"{case.id} vs TensorFlow")
-    return case.check(("float64",), references=("tensorflow",), salt="tensorflow")
+    return case.check(("float64",), references=("self", "tensorflow"), salt="tensorflow")
 
 
 # ---------------------------------------------------------------------------------------
@@ -415,7 +415,7 @@ class AutogradChecks:
     def test_matches_autograd(self, case: Any) -> None:
         """Every path against autograd's (the op's declared equivalent), which must have
         compared something: a path it cannot compute is no pass."""
-        report = case.check(("float64",), references=("autograd",), salt="autograd")
+        report = case.check(("float64",), references=("self", "autograd"), salt="autograd")
         assert_compared(report, "autograd")
 
 
@@ -457,7 +457,7 @@ class SampledMetadataChecks:
 
     @pytest.mark.autograd
     def test_sampled_matches_autograd(self, autograd_op: str) -> None:
-        report = gc.check(autograd_op, dtypes=["float64"], references=["autograd"],
+        report = gc.check(autograd_op, dtypes=["float64"], references=["self", "autograd"],
                           seed=seed_for(autograd_op, "autograd"),
                           examples=self.sampled_autograd_examples)
         assert_compared(assert_passed(report), "autograd")

@@ -155,3 +155,17 @@ def test_autograds_solve_triangular_ignores_unit_diagonal_in_its_gradients() -> 
         bad = {f.path for f in report.failures if f.attributed_to == "autograd"}
         assert ("vjp" in bad) == wrong, (unit, bad)
         assert not [f for f in report.failures if f.attributed_to != "autograd"]
+
+
+def test_frameworks_named_alone_come_on_top_of_the_numeric_reference() -> None:
+    # check(op, references=["autograd"]) must still compare with the numeric derivative: a
+    # wrong rule that the framework cannot run is still found
+    wrong = define_op("wrong_sin", np.sin, vjp=lambda g, out, x: g * gnp.cos(x) * 1.1,
+                      jvp=lambda ts, out, x: ts[0] * gnp.cos(x) * 1.1, registry=_LOCAL)
+    report = check(wrong, references=["autograd"], examples=2, seed=0)
+    assert {"numeric", "self", "autograd"} <= {c.reference for c in report.cells}
+    assert not report.passed
+    assert any(f.kind == "mismatch" and f.reference == "numeric" for f in report.failures)
+    # a list naming an internal reference is taken as it is
+    only = check(wrong, references=["self"], examples=2, seed=0)
+    assert "numeric" not in {c.reference for c in only.cells}

@@ -79,6 +79,11 @@ def _options(paths: Any, references: Any, mode: str) -> Options:
     given = None if references is None else \
         (references,) if isinstance(references, str) else tuple(references)
     refs = _names(given, known_references(given or ()), "reference", INTERNAL)
+    if not any(r in INTERNAL for r in refs):
+        # frameworks named alone come on top of the numeric reference and the identities,
+        # as on the command line: a check against autograd alone would pass a wrong rule
+        # that autograd cannot run
+        refs = (*INTERNAL, *refs)
     return Options(tuple(p for p in PATHS if p in chosen), refs, mode)
 
 
@@ -111,7 +116,10 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
           eps: float | None = None) -> Report:
     """Check ``target`` (an op name, an ``Op``, a :class:`Target`, or a function written with
     ``gradcheck.numpy``, TensorFlow or autograd) along ``paths`` against ``references``;
-    ``examples`` per dtype (default :data:`DEFAULT_EXAMPLES`).
+    ``examples`` per dtype (default :data:`DEFAULT_EXAMPLES`).  ``references`` that name
+    frameworks only (``["autograd"]``) come on top of the numeric reference and the
+    identities between paths (``"numeric"``, ``"self"``); a list naming either of those is
+    taken as it is.
 
     What to check (see :mod:`gradcheck.checker.specs`): ``inputs``, one entry per positional
     input (an example array, a ``Domain`` or a domain name such as ``"positive"``);
@@ -226,12 +234,15 @@ def _run(report: Report, t: Target, options: Options, count: int) -> tuple[Any, 
                              "cleared_by_full_mode": 0, "evaluations": {}, "shrink_calls": 0}
     kinks: list[tuple[ExampleResult, Any]] = []
     used: dict[str, list[Any]] = {}
+    empty: list[str] = []  # dtypes whose usable examples all had nothing to compare
     ref_dtype = "float64" if "float64" in report.dtypes else report.dtypes[0]
     for dtype in report.dtypes:
         seed = stream_seed(report.seed, t.name, dtype)
         refs = references if dtype == ref_dtype else []
         results = _explore(t, active, dtype, count, seed, stats, refs)
         used[dtype] = [r.example for r in results if r.skipped is None]
+        if used[dtype] and all(r.empty for r in results if r.skipped is None):
+            empty.append(dtype)
         for r in results:
             collector.add(r)
             if r.skipped == "kink":
@@ -241,7 +252,9 @@ def _run(report: Report, t: Target, options: Options, count: int) -> tuple[Any, 
     findings += _unsupported(t.name, unsupported)
     findings += _nondifferentiable(t.name, kinks)
     findings += _unusable(t.name, report.dtypes, stats) if active.paths else []
+    findings += _empty(t.name, empty) if active.paths else []
     report.cells = _noted(collector.build_cells(unsupported), t, references) + ref_cells
+    findings += _nothing_compared(t.name, report.cells, options, sides, findings)
     report.findings = sort_findings(findings)
     report.stats = stats
     # the convergence plot needs something to differentiate: the first non-empty example
@@ -369,6 +382,36 @@ def _unusable(op: str, dtypes: list[str], stats: dict[str, Any]) -> list[Finding
             "sits on a kink. Nothing was checked, so this is not a pass",
             details={"dtype": dtype, "skipped": skipped, "reason": "no usable examples"}))
     return out
+
+
+def _empty(op: str, dtypes: list[str]) -> list[Finding]:
+    """Examples whose differentiated inputs or outputs were all zero-size compared nothing:
+    when every usable one was, that is never a pass."""
+    return [Finding(
+        op, "all", "all", "error",
+        f"{op}: every usable example in {dtype} was empty (the differentiated inputs or the "
+        "checked outputs had no element), so no derivative entry was compared. Nothing was "
+        "checked, so this is not a pass: give inputs (or shapes) with elements",
+        details={"dtype": dtype, "reason": "only empty examples"}) for dtype in dtypes]
+
+
+def _nothing_compared(op: str, cells: list[Cell], options: Options, sides: tuple[str, ...],
+                      findings: list[Finding]) -> list[Finding]:
+    """When no path of the target itself was compared with anything (every selected path
+    unsupported, by the target or by its framework) and nothing else failed: an error, never
+    a pass."""
+    if not options.paths or any(f.kind == "error" for f in findings):
+        return []
+    if any(c.status in ("pass", "warn", "fail") for c in cells if c.reference not in sides):
+        return []
+    why = sorted({c.note for c in cells
+                  if c.status == "unsupported" and c.reference in INTERNAL and c.note})
+    return [Finding(
+        op, "all", "all", "error",
+        f"{op}: nothing was compared: no selected path ({', '.join(options.paths)}) could be "
+        "computed" + (f" ({'; '.join(why)})" if why else "") + ". Nothing was checked, so "
+        "this is not a pass: choose paths the target supports",
+        details={"reason": "nothing compared"})]
 
 
 def _unsupported(op: str, unsupported: dict[str, str]) -> list[Finding]:
