@@ -177,3 +177,53 @@ def test_overflowing_samples_are_skipped_and_counted_not_failed() -> None:
     assert {c.status for c in report.cells} == {"skipped"}
     drawn = check("exp", examples=2, seed=0)  # drawn samples: the overflowing ones re-sampled
     assert drawn.passed
+
+
+def _wrong_sin() -> object:
+    from gradcheck.engine import define_op
+    return define_op("wrong_sin_api", np.sin, vjp=lambda g, out, x: g * 5.0,
+                     jvp=lambda ts, out, x: ts[0] * 5.0, register=False)
+
+
+@pytest.mark.parametrize("spec", [dict(inputs=["real"], shapes="(0)"),
+                                  dict(inputs=[np.zeros((0, 3))])])
+def test_only_empty_examples_are_an_error_not_a_pass(spec: dict) -> None:
+    # zero-size inputs run (a rule must cope with them) but compare no derivative entry
+    report = check(_wrong_sin(), examples=2, **spec)
+    assert not report.passed
+    assert [f.details["reason"] for f in report.failures] == \
+        ["only empty examples"] * len(report.dtypes)
+
+
+def test_empty_outputs_compare_nothing_either() -> None:
+    report = check(lambda x: gnp.sin(gnp.reshape(x, (-1,)))[:0], inputs=["real"], examples=2)
+    assert not report.passed and "was empty" in report.failures[0].message
+
+
+def test_empty_strata_among_others_still_pass() -> None:
+    report = check("sin", examples=9)  # the empty shape family is one stratum of eight
+    assert report.passed, report.failures
+
+
+def test_a_check_where_no_selected_path_could_run_is_an_error() -> None:
+    from gradcheck.engine import define_op
+    first = define_op("first_order_sin", np.sin, vjp=lambda g, out, x: g * gnp.cos(x),
+                      first_order_only="its rules are numpy", register=False)
+    report = check(first, paths=["hvp_rev_rev", "double_vjp"], examples=2)
+    assert not report.passed
+    (error,) = report.failures
+    assert error.details["reason"] == "nothing compared"
+    assert "first-order only" in error.message
+    assert check(first, paths=["vjp", "hvp_rev_rev"], examples=2).passed
+
+
+@pytest.mark.parametrize("wrong", [1.0, 1.03])
+def test_a_given_rtol_is_relative_to_the_projection_not_to_its_terms(wrong: float) -> None:
+    # fast mode compares <vjp(v), u>: an rtol scaled by the sum of |terms| would grow with
+    # their count, and a 3% error would pass a 30x30 input
+    from gradcheck.engine import define_op
+    cube = define_op("cube_rtol", lambda x: x ** 3,
+                     vjp=lambda g, out, x: g * (3.0 * wrong) * x * x, register=False)
+    x = np.random.default_rng(0).standard_normal((30, 30))
+    report = check(cube, inputs=[x], paths=["vjp"], rtol=1e-3, examples=1)
+    assert report.passed == (wrong == 1.0), report.failures

@@ -35,6 +35,9 @@ class ExampleResult:
     skipped: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
     cleared: int = 0
+    #: Whether the differentiated inputs or the outputs had no element: the example ran (a
+    #: rule must cope with zero-size arrays) but compared no derivative entry.
+    empty: bool = False
 
     def failures(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.kind is not None]
@@ -114,6 +117,7 @@ def _examine(target: Target, example: Example, options: Options,
             if mine is None or mine:
                 outcomes += examine_reference(sess, ref, mine, _run_checks)
     result.outcomes = outcomes
+    result.empty = not (any(a.size for a in sess.x) and any(o.size for o in sess.outs))
     result.counts = sess.counts()
     result.cleared = sess.cleared
     return result

@@ -184,6 +184,11 @@ class Tolerances:
         or the call's ``rtol``."""
         if self.overrides.rtol is not None:
             return self.overrides.rtol
+        return self.own_relative
+
+    @cached_property
+    def own_relative(self) -> float:
+        """gradcheck's own relative rounding allowance, whatever the call's ``rtol``."""
         return rounding(self.dtype) * self.cond * self.factor
 
     @property
@@ -259,8 +264,16 @@ def scalar(actual: float, expected: float, magnitude: float, tol: Tolerances,
         err = math.inf
     scale = max(float(magnitude), tol.tiny) if math.isfinite(magnitude) else tol.tiny
     size = max(abs(float(actual)), abs(float(expected)), tol.tiny)
-    allowed = tol.relative * scale + float(tol.numeric_part(numeric_error)) + \
-        NOISE_SAFETY * noise + tol.absolute
+    if tol.overrides.rtol is None:
+        relative = tol.relative * scale
+    else:
+        # the caller's rtol is relative to the values compared, as element by element (and
+        # in torch's and JAX's checkers); on the sum of the terms it would grow with their
+        # count, and a wrong rule would pass a large projection.  The sum's own rounding
+        # is still allowed for.
+        relative = tol.overrides.rtol * size + tol.own_relative * scale
+    allowed = relative + float(tol.numeric_part(numeric_error)) + NOISE_SAFETY * noise + \
+        tol.absolute
     return Verdict(err, err / size if math.isfinite(size) else math.inf, allowed, None,
                    float(actual), float(expected))
 
