@@ -75,9 +75,12 @@ def test_mutation_names_the_array() -> None:
 def test_first_order_only_paths_are_unsupported_not_failed() -> None:
     report = check("in_place", registry=BROKEN, seed=0, paths=["double_vjp", "hvp_rev_rev"])
     kinds = {(f.kind, f.path) for f in report.findings}
-    assert kinds == {("unsupported", "double_vjp"), ("unsupported", "hvp_rev_rev")}
-    assert report.passed
+    assert kinds == {("unsupported", "double_vjp"), ("unsupported", "hvp_rev_rev"),
+                     ("error", "all")}
     assert report.cell("hvp_rev_rev", "numeric").status == "unsupported"
+    # unsupported paths are not failures; but with nothing else selected nothing was
+    # compared, which is an error, never a pass
+    assert [f.details["reason"] for f in report.failures] == ["nothing compared"]
 
 
 def test_assert_gradients_message_is_readable() -> None:

@@ -69,7 +69,10 @@ def _moved(sess: Session, value: Callable[[Session], Any]) -> Any:
 
 # -- against the numeric reference ------------------------------------------------------------
 def numeric_check(sess: Session, path: str) -> None:
-    """``path`` against the numeric derivative (fast projection, re-checked in full mode)."""
+    """``path`` against the numeric derivative (fast projection, re-checked in full mode);
+    once per session (an identity may have asked for it early)."""
+    if not sess.first_time(("numeric_check", path)):
+        return
     sp = spec(sess, path)
     lin, tol, dtype = sess.linearization(sp.lin), sess.tol, sess.dtype
     nat = sess.natural(sp.lin)
@@ -183,12 +186,40 @@ def _record(sess: Session, path: str, against: str, verdict: Verdict, what: str,
 
 def self_check(sess: Session, path: str) -> None:
     """``path`` against the other paths: the table's exact identities, at rounding-level
-    tolerance."""
+    tolerance.  A failing identity says which of the two paths the numeric reference
+    supports at this example, when it has judged both."""
     for identity in row(path).identities:
         verdict, _ = judge(sess, identity.sides)
         shapes = identity.shapes(sess) if identity.shapes is not None else None
-        _record(sess, path, identity.against, verdict, identity.message,
+        message = identity.message
+        if not verdict.passed:
+            message += _supported(sess, path, identity.against)
+        _record(sess, path, identity.against, verdict, message,
                 identity.directions(sess), shapes)
+
+
+def _supported(sess: Session, path: str, against: str) -> str:
+    """``"; the numeric reference supports jvp and rejects vjp here"`` when the numeric checks
+    of the two paths at this example went different ways (empty otherwise): an identity
+    fails on both of its paths, and this says which one is wrong."""
+    def judged() -> dict[str, bool]:
+        return {o.path: o.kind is None for o in sess.outcomes
+                if o.reference == "numeric" and o.path in (path, against)}
+
+    verdicts = judged()
+    if len(verdicts) < 2 and "numeric" in sess.options.references:
+        # not judged yet (a later path, or a search that runs this identity only): judge
+        # them now (the plan does not judge them again)
+        for p in (path, against):
+            try:
+                numeric_check(sess, p)
+            except Stop:
+                return ""
+        verdicts = judged()
+    if len(verdicts) < 2 or verdicts[path] == verdicts[against]:
+        return ""
+    right, wrong = (path, against) if verdicts[path] else (against, path)
+    return f"; the numeric reference supports {right} and rejects {wrong} here: {wrong} is wrong"
 
 
 # -- linearity --------------------------------------------------------------------------------

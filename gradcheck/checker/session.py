@@ -113,6 +113,14 @@ class Session(Guarded):
             self._memo[key] = compute()
         return self._memo[key]
 
+    def first_time(self, key: Any) -> bool:
+        """True the first time ``key`` is asked about in this session (a check that another
+        check may run early, run once)."""
+        if key in self._memo:
+            return False
+        self._memo[key] = True
+        return True
+
     def primary(self, path: str) -> Any:
         """The path's main value at this example (cached), with the structural checks."""
         if path not in self._primary:
