@@ -59,6 +59,9 @@ class Domain:
     #: ``"full"`` (every entry moves independently), ``"symmetric"`` for a function of
     #: symmetric matrices that reads one triangle only (cholesky, eigvalsh), ...
     tangent = "full"
+    #: Whether the matrices are square: a ``shapes=`` group for it must end in two equal
+    #: dimensions (``"(...,n,n)"``), not only two dimensions.
+    square = False
 
     def project(self, direction: np.ndarray) -> np.ndarray:
         """``direction`` projected on this domain's tangent space (a copy)."""
@@ -73,6 +76,53 @@ class Domain:
 
     def __repr__(self) -> str:
         return self.describe()
+
+
+# -- argument checks: a domain with arguments it cannot sample fails when it is made, so a bad
+# table in inputs= or a suite row is an error up front (naming the key), not a clamp, a pass
+# on constant values, or an error finding half-way through a check.
+_NUMBERS = (int, float, np.integer, np.floating)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, _NUMBERS) and not isinstance(value, (bool, np.bool_))
+
+
+def _finite(domain: Domain, key: str, value: Any, at_least: float | None = None) -> None:
+    """A ValueError naming ``key`` unless ``value`` is a finite number (``>= at_least``)."""
+    if not _is_number(value) or not np.isfinite(value) or \
+            (at_least is not None and value < at_least):
+        bound = "" if at_least is None else f" >= {at_least:g}"
+        raise ValueError(f"{type(domain).__name__}: {key} must be a finite number{bound}, "
+                         f"got {value!r}")
+
+
+def _in_range(domain: Domain, key: str, value: Any, low: float, high: float,
+              closed: bool) -> None:
+    """A ValueError naming ``key`` unless ``value`` is a number in [low, high] (``closed``)
+    or [low, high)."""
+    inside = _is_number(value) and (low <= value <= high if closed else low <= value < high)
+    if not inside:
+        text = f"[{low:g}, {high:g}{']' if closed else ')'}"
+        raise ValueError(f"{type(domain).__name__}: {key} must be in {text}, got {value!r}")
+
+
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) \
+        and bool(value >= 1)
+
+
+def _flag(domain: Domain, key: str, value: Any) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{type(domain).__name__}: {key} must be true or false, got "
+                         f"{value!r}")
+
+
+def _integer(domain: Domain, key: str, value: Any, at_least: int | None = None) -> None:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)) or \
+            (at_least is not None and value < at_least):
+        kind = "an integer" if at_least is None else "a non-negative integer"
+        raise ValueError(f"{type(domain).__name__}: {key} must be {kind}, got {value!r}")
 
 
 @dataclass(frozen=True, repr=False)
@@ -104,6 +154,9 @@ class Positive(Domain):
 
     low: float = 0.0
 
+    def __post_init__(self) -> None:
+        _finite(self, "low", self.low, at_least=0.0)
+
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         base = max(scale, 1e-3)
         x = base * np.exp(rng.uniform(-1.0, 1.0, shape))
@@ -120,6 +173,15 @@ class Interval(Domain):
     low: float
     high: float
     margin: float = 1e-2
+
+    def __post_init__(self) -> None:
+        _finite(self, "low", self.low)
+        _finite(self, "high", self.high)
+        if not self.low < self.high:  # an empty interval, or one value: nothing to explore
+            raise ValueError(f"{type(self).__name__}: low={self.low:g} must be below "
+                             f"high={self.high:g}")
+        # a margin of half the width or more leaves no room between the margins
+        _in_range(self, "margin", self.margin, 0.0, 0.5, closed=False)
 
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         width = self.high - self.low
@@ -151,6 +213,7 @@ class SPD(Domain):
     symmetric matrices."""
 
     signature = "(...,n,n)"
+    square = True
     tangent: str = "full"
 
     def __post_init__(self) -> None:
@@ -216,6 +279,7 @@ class DistinctEig(Domain):
     as for :class:`SPD`)."""
 
     signature = "(...,n,n)"
+    square = True
     tangent: str = "full"
 
     def __post_init__(self) -> None:
@@ -238,6 +302,9 @@ class Probabilities(Domain):
 
     axis: int = -1
 
+    def __post_init__(self) -> None:
+        _integer(self, "axis", self.axis)
+
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         x = rng.uniform(0.1, 1.0, shape)
         total = np.sum(x, axis=self.axis, keepdims=True) if x.size else 1.0
@@ -253,6 +320,11 @@ class IntLabels(Domain):
 
     high: int | str = 3
     differentiable = False
+
+    def __post_init__(self) -> None:
+        if self.high != "last_dim_of_0" and not _positive_int(self.high):
+            raise ValueError(f"{type(self).__name__}: high must be a positive integer or "
+                             f"'last_dim_of_0', got {self.high!r}")
 
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         high = self.high
@@ -270,6 +342,11 @@ class Indices(IntLabels):
     """Integer indices into an axis of input 0 (``axis`` names its param or is an int)."""
 
     axis: int | str = 0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not (isinstance(self.axis, str) and self.axis.isidentifier()):
+            _integer(self, "axis (an integer or a param's name)", self.axis)
 
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         ctx = context or {}
@@ -289,6 +366,9 @@ class BoolMask(Domain):
 
     p: float = 0.5
     differentiable = False
+
+    def __post_init__(self) -> None:
+        _in_range(self, "p", self.p, 0.0, 1.0, closed=True)
 
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         return rng.uniform(0.0, 1.0, shape) < self.p
@@ -397,7 +477,10 @@ def _count(value: int | str, context: dict[str, Any] | None, what: str) -> int:
             raise ValueError(f"{what}: names param {value!r}, which is not among the "
                              f"params {sorted(params)}: give it in params= (a fixed value or "
                              "choices), or give the number here")
-        value = params[value]
+        name, value = value, params[value]
+        if not _positive_int(value):
+            raise ValueError(f"{what}: param {name!r} is {value!r}; it must be a positive "
+                             "integer")
     return int(value)
 
 
@@ -411,8 +494,15 @@ class SegmentIds(Domain):
     sorted: bool = True
     differentiable = False
 
+    def __post_init__(self) -> None:
+        named = isinstance(self.num_segments, str) and self.num_segments.isidentifier()
+        if not named and not _positive_int(self.num_segments):
+            raise ValueError(f"{type(self).__name__}: num_segments must be a positive integer "
+                             f"or a param's name, got {self.num_segments!r}")
+        _flag(self, "sorted", self.sorted)
+
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
-        k = max(_count(self.num_segments, context, "segment_ids: num_segments"), 1)
+        k = _count(self.num_segments, context, "segment_ids: num_segments")
         size = int(np.prod(shape))
         if self.sorted:
             # every segment at least once when possible, the rest at random, then sorted
@@ -430,6 +520,7 @@ class Symmetric(Domain):
     """Symmetric (..., n, n) matrices, entries ~ N(0, scale), with symmetric tangents."""
 
     signature = "(...,n,n)"
+    square = True
     tangent: str = "symmetric"
 
     def __post_init__(self) -> None:
@@ -456,6 +547,7 @@ class Triangular(Domain):
 
     def __post_init__(self) -> None:
         _check_tangent(self)
+        _flag(self, "lower", self.lower)
 
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         n = shape[-1] if shape else 1
@@ -482,9 +574,8 @@ class Banded(Domain):
 
     def __post_init__(self) -> None:
         _check_tangent(self)
-        if self.lower < 0 or self.upper < 0:
-            raise ValueError(f"banded: lower and upper must be >= 0, got {self.lower}, "
-                             f"{self.upper}")
+        _integer(self, "lower", self.lower, at_least=0)
+        _integer(self, "upper", self.upper, at_least=0)
 
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         a = _band(rng.uniform(-0.5, 0.5, shape), self.lower, self.upper)
@@ -504,6 +595,7 @@ class Orthogonal(Domain):
     """Orthogonal (..., n, n) matrices (Haar-distributed: QR with the signs of R's diagonal)."""
 
     signature = "(...,n,n)"
+    square = True
 
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         def make(rng: np.random.Generator, m: int, n: int) -> np.ndarray:

@@ -75,6 +75,12 @@ class ComplexCut(Domain):
 
     margin: float = 0.3
 
+    def __post_init__(self) -> None:
+        if not (isinstance(self.margin, (int, float, np.integer, np.floating))
+                and not isinstance(self.margin, (bool, np.bool_)) and 0 <= self.margin < np.pi):
+            raise ValueError(f"{type(self).__name__}: margin must be in [0, pi), got "
+                             f"{self.margin!r}")
+
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         modulus = scale * rng.uniform(0.5, 2.0, shape)
         bound = np.pi - self.margin
@@ -102,6 +108,7 @@ class Hermitian(Domain):
     """Hermitian (..., n, n) matrices with eigenvalues at least 0.5 apart."""
 
     signature = "(...,n,n)"
+    square = True
 
     def project(self, direction: np.ndarray) -> np.ndarray:
         """The Hermitian part of a complex direction (a real one: its symmetric part)."""
@@ -144,6 +151,7 @@ class ComplexDistinctEig(Domain):
     on a spiral at least 0.5 apart."""
 
     signature = "(...,n,n)"
+    square = True
 
     def sample(self, rng, shape, dtype, scale=1.0, context=None):
         def make(rng: np.random.Generator, m: int, n: int) -> np.ndarray:
