@@ -11,6 +11,9 @@ key.
 ``wrt``      positions of the differentiated inputs (default: every floating input that is
              not declared non-differentiable); the others are held fixed.
 ``outputs``  positions of the outputs checked (default: all).
+``shapes``   a signature with one group per input (``"(...,n,n),(n)"``): dimension names,
+             sizes and ``...``; a matrix domain's group ends in two dimensions (equal ones
+             for a square domain such as ``spd``).
 """
 
 from __future__ import annotations
@@ -20,18 +23,25 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checker.sampling import parse_signature
 from gradcheck.domains import Domain, Fixed, domain_from_table, domain_named
 
 __all__ = ["resolve_inputs", "split_params", "resolve_positions", "signature_for",
-           "select_outputs"]
+           "select_outputs", "check_shapes"]
 
 
 def resolve_inputs(inputs: Any, who: str) -> list[Domain]:
     """Each input as a domain: arrays become :class:`Fixed`, names are looked up."""
-    if inputs is None or isinstance(inputs, (np.ndarray, Domain, str)) or not len(inputs):
+    if inputs is None or isinstance(inputs, (np.ndarray, Domain, str)) or \
+            (isinstance(inputs, (list, tuple)) and not inputs):
         raise TypeError(f"gradcheck.check: {who} needs inputs=: a sequence with one entry per "
                         "positional input (an example array, a Domain, or a domain name such "
                         "as 'positive')")
+    if not isinstance(inputs, (list, tuple)):
+        # a dict or a set would be read by its keys (taken for domain names), a generator
+        # once: neither says which input is which
+        raise TypeError(f"gradcheck.check: {who}: inputs= must be a list or tuple with one "
+                        f"entry per positional input, got a {type(inputs).__name__}")
     out: list[Domain] = []
     for i, x in enumerate(inputs):
         if isinstance(x, Domain):
@@ -106,11 +116,65 @@ def signature_for(domains: Sequence[Domain], shapes: Any) -> Any:
                     d.signature if d.signature != "(...)" else drawn for d in domains)
 
 
+def check_shapes(shapes: Any, domains: Sequence[Domain] | None, who: str) -> None:
+    """Raise unless ``shapes`` is None, a callable drawing shapes, or a signature whose
+    tokens are dimension names, sizes and ``...`` (once a group), with one group per input
+    of ``domains`` (when known) that the input's domain can fill."""
+    if shapes is None or callable(shapes):
+        return
+    if not isinstance(shapes, str):
+        raise TypeError(f"gradcheck.check: {who}, shapes= must be a signature string such as "
+                        "'(...,n,n),(n)' (one group per input), got "
+                        f"{type(shapes).__name__} {shapes!r}")
+    try:
+        groups = parse_signature(shapes)
+    except ValueError as error:
+        raise ValueError(f"gradcheck.check: {who}, shapes: {error}") from None
+    for k, group in enumerate(groups, 1):
+        for token in group:
+            if not (token == "..." or token.isidentifier() or
+                    (token.isascii() and token.isdigit())):
+                raise ValueError(f"gradcheck.check: {who}, shapes: {token!r} in group {k} of "
+                                 f"{shapes!r} is not a dimension name, a size or '...'")
+        if group.count("...") > 1:
+            raise ValueError(f"gradcheck.check: {who}, shapes: group {k} of {shapes!r} has "
+                             "'...' twice (one batch per group)")
+    if domains is None:
+        return
+    if len(groups) != len(domains):
+        raise ValueError(f"gradcheck.check: {who}, shapes: {shapes!r} has {len(groups)} groups "
+                         f"for {len(domains)} inputs (one group per input)")
+    for i, (domain, group) in enumerate(zip(domains, groups, strict=True)):
+        _check_matrix_group(domain, group, i, who)
+
+
+def _check_matrix_group(domain: Domain, group: list[str], i: int, who: str) -> None:
+    """A matrix domain (signature ``"(...,n,n)"``) samples its last two dimensions as a
+    matrix, a square one as a square matrix: raise unless ``group`` gives it those."""
+    if isinstance(domain, Fixed) or domain.signature == "(...)":
+        return
+    text = "(" + ",".join(group) + ")"
+    what = f"input {i} ({domain.describe()}) is a batch of {'square ' * domain.square}matrices"
+    last = group[-2:]
+    if len(last) < 2 or "..." in last:
+        raise ValueError(f"gradcheck.check: {who}, shapes: {what}: its group {text!r} needs two "
+                         f"last dimensions, such as {domain.signature!r}")
+    if domain.square and last[0] != last[1]:
+        raise ValueError(f"gradcheck.check: {who}, shapes: {what}: its group {text!r} ends in "
+                         f"dimensions {last[0]!r} and {last[1]!r}; give them the same name or "
+                         f"size, such as {domain.signature!r}")
+
+
 def select_outputs(out: Any, outputs: tuple[int, ...]) -> Any:
-    """The chosen outputs of a function's result (one stays one, several a tuple)."""
+    """The chosen outputs of a function's result (one stays one, several a tuple); a
+    position out of range is a ValueError saying how many outputs there are (a function's
+    count is known only once it has run)."""
     leaves = list(out) if isinstance(out, (tuple, list)) else [out]
+    n = len(leaves)
     for i in outputs:
-        if i >= len(leaves):
-            raise ValueError(f"outputs: position {i} is out of range for {len(leaves)} outputs")
+        if not -n <= i < n:
+            raise ValueError(f"outputs={list(outputs)}: the function returns {n} "
+                             f"output{'s' * (n != 1)} (positions {-n} to {n - 1}); there is "
+                             f"no output {i}")
     chosen = tuple(leaves[i] for i in outputs)
     return chosen[0] if len(chosen) == 1 else chosen

@@ -29,13 +29,14 @@ from gradcheck.checker.paths import PATHS, SECOND_ORDER, EngineProblem
 from gradcheck.checker.references import TARGET_KINDS, load, register_target_kind
 from gradcheck.checker.sampling import Example, Stratum, examples
 from gradcheck.checker.specs import (
+    check_shapes,
     resolve_inputs,
     resolve_positions,
     select_outputs,
     signature_for,
     split_params,
 )
-from gradcheck.domains import Domain, Fixed, Tolerance
+from gradcheck.domains import REAL, Domain, Fixed, Tolerance
 from gradcheck.engine import Op, Registry, default_registry
 from gradcheck.engine.pytree import flatten
 
@@ -122,22 +123,27 @@ def _leaves(value: Any) -> Arrays:
 
 
 class _Spec:
-    """What ``inputs=``, ``params=``, ``wrt=`` and ``outputs=`` say (see
-    :mod:`gradcheck.checker.specs`), resolved for one target."""
+    """What ``inputs=``, ``params=``, ``wrt=``, ``outputs=`` and ``shapes=`` say (see
+    :mod:`gradcheck.checker.specs`), resolved for one target and checked before anything
+    runs.  ``declared`` are the target's own input domains, which ``shapes`` applies to when
+    ``inputs`` is not given; ``nout`` its number of outputs, when known before it runs."""
 
     def __init__(self, who: str, inputs: Any, params: Any, wrt: Any, outputs: Any,
-                 shapes: Any = None) -> None:
+                 shapes: Any = None, declared: Sequence[Domain] | None = None,
+                 nout: int | None = None) -> None:
         self.domains: list[Domain] | None = None if inputs is None else \
             resolve_inputs(inputs, who)
         self.fixed_params, self.space = split_params(params, who)
-        n = None if self.domains is None else len(self.domains)
+        domains = self.domains if self.domains is not None else declared
+        n = None if domains is None else len(domains)
         self.wrt = resolve_positions(wrt, n, who, "wrt")
         for i in self.wrt or ():
-            d = self.domains[i] if self.domains is not None else None
+            d = domains[i] if domains is not None else None
             if d is not None and not d.differentiable:
                 raise ValueError(f"gradcheck.check: {who}, wrt: input {i} ({d.describe()}) is "
                                  "not differentiable")
-        self.outputs = resolve_positions(outputs, None, who, "outputs")
+        self.outputs = resolve_positions(outputs, nout, who, "outputs")
+        check_shapes(shapes, domains, who)
         self.shapes = shapes
         self.who = who
 
@@ -154,9 +160,12 @@ class _Spec:
         point = self.point
         if point is not None:
             return fixed_point(point, dtype, self.fixed_params)
-        if self.domains is None and not self.space and not self.fixed_params:
+        if self.domains is None and not self.space and not self.fixed_params and \
+                self.shapes is None:
             return examples(op, dtype, stratum=stratum)
         meta = dict(op.meta)
+        if self.domains is None and self.shapes is not None:
+            meta["shapes"] = self.shapes  # the op's own inputs in the shapes asked for
         if self.domains is not None:
             declared = meta.get("shapes")
             keep = self.shapes is None and declared is not None and \
@@ -215,7 +224,16 @@ class OpTarget(Target):
         self.grad_op = op.meta.get("grad_op")
         #: Outputs defined up to the sign of each vector (see :mod:`gradcheck.checker.gauge`).
         self.gauge = tuple(op.meta.get("gauge") or ())
-        self.spec = _Spec(f"op {op.name!r}", inputs, params, wrt, outputs, shapes)
+        who = f"op {op.name!r}"
+        # the domains the op's examples are drawn from (as sampling.examples draws them)
+        declared = tuple(op.meta.get("inputs") or (REAL,) * (op.nin or 1))
+        if inputs is not None and op.nin is not None and isinstance(inputs, (list, tuple)) \
+                and inputs and len(inputs) != op.nin:
+            # an extra input would be taken for a positional parameter, which the drawn
+            # params then replace: the check would pass having checked something else
+            raise ValueError(f"gradcheck.check: {who}: {_input_count(op, len(inputs))}")
+        self.spec = _Spec(who, inputs, params, wrt, outputs, shapes,
+                          declared=declared, nout=op.nout)
         self.domains: tuple[Domain, ...] = tuple(self.spec.domains or op.meta.get("inputs")
                                                  or ())
         self.fixed = self.spec.point
@@ -308,6 +326,14 @@ class FunctionTarget(Target):
             why = f"{self.name} is first-order only: {self.first_order_only}"
             return {p: why for p in ("double_vjp", *SECOND_ORDER)}
         return {}
+
+
+def _input_count(op: Op, given: int) -> str:
+    """Why ``given`` inputs are not the ``op.nin`` an op takes, and where parameters go."""
+    names = op.param_names
+    where = f"its parameters ({', '.join(names)}) go in params=, such as " \
+        f"params={{{names[0]!r}: ...}}" if names else "it takes no parameters"
+    return f"takes {op.nin} input{'s' * (op.nin != 1)}, inputs= gives {given}; {where}"
 
 
 def _float_dtypes(arrays: Sequence[np.ndarray]) -> tuple[str, ...]:

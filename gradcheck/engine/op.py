@@ -88,7 +88,12 @@ class Op:
         if len(extra) > len(names):
             raise TypeError(f"op {self.name!r} takes {nin} inputs and parameters "
                             f"{names}; got {len(args)} positional arguments")
-        return args[:nin], {**dict(zip(names, extra, strict=False)), **params}
+        positional = dict(zip(names, extra, strict=False))
+        for name in positional:
+            if name in params:  # as Python says for a function: one value per parameter
+                raise TypeError(f"op {self.name!r}: parameter {name!r} given positionally and "
+                                "as a keyword")
+        return args[:nin], {**positional, **params}
 
     @property
     def param_names(self) -> tuple[str, ...]:
