@@ -19,8 +19,17 @@ run it.
 
 JAX traces functions and keeps no record of which values a traced result was computed from
 once it is evaluated, so ``double_vjp`` returns None for that flag (a value leak is still
-found by comparing dummies).  x64 is switched on when the adapter loads JAX: JAX computes in
-float32 otherwise, whatever its inputs.
+found by comparing dummies).
+
+JAX computes in float32 unless x64 is on, whatever its inputs; the adapter switches x64 on
+for its own calls only (``jax.enable_x64(True)`` around each path), so the user's process
+keeps its own setting.  ``fn`` may return float32 or complex64 (a cast inside): each
+cotangent is handed to JAX in its output's dtype, and the checker's tolerances follow the
+coarser output.  Its output may be any pytree (a dict, nested tuples): the checker sees its
+leaves as a flat tuple, in ``jax.tree_util``'s fixed order (a dict's keys sorted); an integer
+or boolean leaf has no derivative and is refused with a message naming it.  Fixed (not
+differentiated) arrays reach ``fn`` as JAX arrays, so JAX methods such as ``x.at[i].set(v)``
+work on them.
 """
 
 from __future__ import annotations
@@ -45,18 +54,36 @@ Arrays = list[np.ndarray]
 
 
 def import_jax() -> ModuleType:
-    """The ``jax`` module, with float64 enabled (the references' precision)."""
+    """The ``jax`` module, its x64 setting left as the user has it (the adapter turns x64 on
+    around its own calls only, see :meth:`JaxProblem._running`)."""
     import jax
     import jax.numpy  # noqa: F401  (the equivalents' namespace)
     import jax.scipy.special  # noqa: F401
 
-    jax.config.update("jax_enable_x64", True)
     return jax
 
 
 #: JAX's check of a ``custom_vjp`` bwd rule's outputs against the primal inputs.
 _BWD_TYPES = re.compile(r"produced an output of (?:type|shape/dtype) (\w+)\[([\d,]*)\] "
                         r"corresponding to an input of (?:type|shape/dtype) (\w+)\[([\d,]*)\]")
+
+#: JAX's own refusals to differentiate, by the phrases of its messages (JAX 0.10.2):
+#: ``lax.while_loop`` in reverse mode (``_while_transpose_error``), ``jax.pure_callback``,
+#: ``io_callback`` and buffer callbacks without a custom rule ("... do not support JVP." /
+#: "... do not support transpose."), a ``custom_vjp`` function in forward mode, and a
+#: primitive without a JVP or transpose rule.
+_REFUSALS = {
+    ValueError: ("Reverse-mode differentiation does not work", "do not support JVP",
+                 "do not support transpose"),
+    TypeError: ("can't apply forward-mode autodiff",),
+    NotImplementedError: ("Differentiation rule for", "Transpose rule (for reverse-mode "
+                                                      "differentiation)"),
+}
+
+
+def _is_refusal(error: BaseException) -> bool:
+    return any(isinstance(error, kind) and any(p in str(error) for p in phrases)
+               for kind, phrases in _REFUSALS.items())
 
 
 @contextmanager
@@ -65,22 +92,20 @@ def jax_errors(name: str, path: str) -> Iterator[None]:
     ``custom_vjp`` bwd output of the wrong shape or dtype as a RuleError of that kind."""
     try:
         yield
-    except ValueError as error:
-        found = _BWD_TYPES.search(str(error))
+    except (ValueError, TypeError, NotImplementedError) as error:
+        if _is_refusal(error):
+            raise Unsupported(f"jax cannot compute the {path} of {name}: {error}") from error
+        found = _BWD_TYPES.search(str(error)) if isinstance(error, ValueError) else None
         if found is None:
             raise
         kind = "shape" if found.group(2) != found.group(4) else "dtype"
         raise RuleError(name, path, kind, str(error)) from error
-    except TypeError as error:
-        # e.g. "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
-        if "autodiff" not in str(error):
-            raise
-        raise Unsupported(f"jax cannot compute the {path} of {name}: {error}") from error
 
 
 class JaxProblem:
     """``fn(*args)`` written with JAX; ``positions`` are the differentiated arguments (float64,
-    or complex128)."""
+    or complex128).  Every path runs under :meth:`_running` (x64 on, JAX's refusals
+    translated); fixed arrays are JAX arrays, made once inside it."""
 
     #: JAX's VJP of holomorphic f is ``c·f'(z)`` (see :mod:`.conventions`).
     cotangent_convention = convention_of("jax")
@@ -93,16 +118,57 @@ class JaxProblem:
         self.positions = tuple(positions)
         self.primals: Arrays = [upcast(self.args[i]) for i in self.positions]
         self.counts: Counter[str] = Counter()
-        #: Whether ``fn`` returned a tuple (known after its first call).
+        #: Whether ``fn`` returned a tuple (or any pytree but a bare array; known after its
+        #: first call).
         self.returns_tuple = False
+        self._fixed: list[Any] | None = None
+        self._out_dtypes: list[Any] | None = None
 
-    def _f(self, *primals: Any) -> tuple[Any, ...]:
-        full: list[Any] = list(self.args)
+    @contextmanager
+    def _running(self, path: str) -> Iterator[None]:
+        """x64 on for this call only (the user's setting is restored after it: JAX computes
+        in float32 otherwise), and JAX's refusals to differentiate as Unsupported."""
+        with self.jax.enable_x64(True), jax_errors(self.name, path):
+            yield
+
+    def _full(self, primals: Sequence[Any]) -> list[Any]:
+        """``fn``'s arguments: ``primals`` at the positions, JAX arrays elsewhere (made in x64,
+        so floating ones stay float64; integer and boolean ones keep their dtypes)."""
+        if self._fixed is None:
+            self._fixed = [self.jax.numpy.asarray(a) if isinstance(a, (np.ndarray, np.generic))
+                           else a for a in self.args]
+        full = list(self._fixed)
         for i, p in zip(self.positions, primals, strict=True):
             full[i] = p
-        out = self.fn(*full)
-        self.returns_tuple = isinstance(out, (tuple, list))
-        return tuple(out) if self.returns_tuple else (out,)
+        return full
+
+    def _f(self, *primals: Any) -> tuple[Any, ...]:
+        """``fn``'s output pytree as a flat tuple of its leaves (``tree_flatten``'s order)."""
+        out = self.fn(*self._full(primals))
+        tree_util = self.jax.tree_util
+        paths_leaves, tree = tree_util.tree_flatten_with_path(out)
+        self.returns_tuple = not tree_util.treedef_is_leaf(tree)
+        leaves = [self.jax.numpy.asarray(leaf) for _, leaf in paths_leaves]
+        if not leaves:
+            raise ValueError(f"{self.name}: returned {out!r}, which holds no array to "
+                             "differentiate")
+        for k, (path, leaf) in enumerate(zip((p for p, _ in paths_leaves), leaves,
+                                             strict=True)):
+            if not self.jax.numpy.issubdtype(leaf.dtype, self.jax.numpy.inexact):
+                raise ValueError(self._not_floating(out, tree_util.keystr(path), k, leaf))
+        self._out_dtypes = [leaf.dtype for leaf in leaves]
+        return tuple(leaves)
+
+    def _not_floating(self, out: Any, where: str, k: int, leaf: Any) -> str:
+        """Why an integer or boolean output leaf is refused, and what to do instead."""
+        label = f"output {where}" if where else "the output"
+        why = (f"{self.name}: {label} has dtype {leaf.dtype}, which has no derivative "
+               "(JAX's float0 cotangent); ")
+        flat = isinstance(out, (tuple, list)) and all(_is_array(o) for o in out)
+        floating = [i for i, o in enumerate(out) if _is_floating(self.jax, o)] if flat else []
+        if floating:  # outputs= selects positions of a flat tuple
+            return why + f"check the floating outputs only with outputs={floating}"
+        return why + "return only the floating leaves from fn (a wrapper function)"
 
     def _g(self, xs: Sequence[Any], vs: Sequence[Any]) -> tuple[Any, ...]:
         """``J(x)^T v``, differentiable in x and v."""
@@ -115,8 +181,19 @@ class JaxProblem:
         return tuple(tangent)
 
     def _in(self, values: Sequence[Any]) -> tuple[Any, ...]:
-        # complex values stay complex (complex128), real ones are float64
+        """Primal-space values: complex ones stay complex (complex128), real ones float64."""
         return tuple(self.jax.numpy.asarray(upcast(v)) for v in values)
+
+    def _out(self, values: Sequence[Any], xs: Sequence[Any]) -> tuple[Any, ...]:
+        """Output-space values (cotangents, dummies) in each output's dtype, as JAX requires:
+        float32 for a float32 output, complex64 for a complex64 one."""
+        if self._out_dtypes is None:  # the output dtypes, without running fn's computation
+            self.jax.eval_shape(self._f, *xs)
+        dtypes = self._out_dtypes or []
+        if len(dtypes) != len(values):
+            return self._in(values)  # the checker reports the mismatch in number
+        return tuple(self.jax.numpy.asarray(upcast(v)).astype(d)
+                     for v, d in zip(values, dtypes, strict=True))
 
     @staticmethod
     def _arrays(values: Sequence[Any]) -> Arrays:
@@ -124,43 +201,47 @@ class JaxProblem:
 
     def forward(self, primals: Sequence[Any]) -> Arrays:
         self.counts["forward"] += 1
-        return self._arrays(self._f(*self._in(primals)))
+        with self._running("forward"):
+            return self._arrays(self._f(*self._in(primals)))
 
     def vjp(self, primals: Sequence[Any], cotangents: Sequence[Any]) -> Arrays:
         self.counts["vjp"] += 1
-        with jax_errors(self.name, "reverse mode"):
-            return self._arrays(self._g(self._in(primals), self._in(cotangents)))
+        with self._running("reverse mode"):
+            xs = self._in(primals)
+            return self._arrays(self._g(xs, self._out(cotangents, xs)))
 
     def jvp(self, primals: Sequence[Any], tangents: Sequence[Any]) -> Arrays:
         self.counts["jvp"] += 1
-        with jax_errors(self.name, "forward mode"):
+        with self._running("forward mode"):
             return self._arrays(self._k(self._in(primals), self._in(tangents)))
 
     def double_vjp(self, primals: Sequence[Any], tangents: Sequence[Any],
                    dummies: Sequence[Any]) -> tuple[Arrays, None]:
         self.counts["double_vjp"] += 1
-        xs = self._in(primals)
-        with jax_errors(self.name, "reverse mode of the VJP"):
-            _, transpose = self.jax.vjp(lambda *v: self._g(xs, v), *self._in(dummies))
+        with self._running("reverse mode of the VJP"):
+            xs = self._in(primals)
+            _, transpose = self.jax.vjp(lambda *v: self._g(xs, v), *self._out(dummies, xs))
             return self._arrays(transpose(self._in(tangents))), None
 
     def hvp_fwd_rev(self, primals: Sequence[Any], cotangents: Sequence[Any],
                     tangents: Sequence[Any], cotangent_tangents: Sequence[Any]) -> Arrays:
         self.counts["hvp_fwd_rev"] += 1
         n = len(primals)
-        with jax_errors(self.name, "forward mode of the VJP"):
+        with self._running("forward mode of the VJP"):
+            xs = self._in(primals)
             _, out = self.jax.jvp(lambda *z: self._g(z[:n], z[n:]),
-                                  self._in([*primals, *cotangents]),
-                                  self._in([*tangents, *cotangent_tangents]))
-        return self._arrays(out)
+                                  (*xs, *self._out(cotangents, xs)),
+                                  (*self._in(tangents), *self._out(cotangent_tangents, xs)))
+            return self._arrays(out)
 
     def hvp_rev_rev(self, primals: Sequence[Any], cotangents: Sequence[Any],
                     second: Sequence[Any]) -> tuple[Arrays, Arrays]:
         self.counts["hvp_rev_rev"] += 1
         n = len(primals)
-        with jax_errors(self.name, "reverse mode of the VJP"):
+        with self._running("reverse mode of the VJP"):
+            xs = self._in(primals)
             _, pull = self.jax.vjp(lambda *z: self._g(z[:n], z[n:]),
-                                   *self._in([*primals, *cotangents]))
+                                   *xs, *self._out(cotangents, xs))
             res = self._arrays(pull(self._in(second)))
         return res[:n], res[n:]
 
@@ -168,11 +249,22 @@ class JaxProblem:
                     cotangents: Sequence[Any]) -> tuple[Arrays, Arrays]:
         self.counts["hvp_rev_fwd"] += 1
         n = len(primals)
-        with jax_errors(self.name, "forward mode"):
+        with self._running("forward mode"):
+            xs = self._in(primals)
             _, pull = self.jax.vjp(lambda *z: self._k(z[:n], z[n:]),
-                                   *self._in([*primals, *tangents]))
-            res = self._arrays(pull(self._in(cotangents)))
+                                   *xs, *self._in(tangents))
+            res = self._arrays(pull(self._out(cotangents, xs)))
         return res[:n], res[n:]
+
+
+def _is_array(value: Any) -> bool:
+    """Whether ``value`` (a part of ``fn``'s output) is one array (a pytree leaf)."""
+    return hasattr(value, "dtype") or isinstance(value, (bool, int, float, complex))
+
+
+def _is_floating(jax: ModuleType, value: Any) -> bool:
+    """Whether ``value`` (an array in ``fn``'s output) is floating or complex."""
+    return bool(jax.numpy.issubdtype(jax.numpy.result_type(value), jax.numpy.inexact))
 
 
 def _float64(value: Any) -> Any:
