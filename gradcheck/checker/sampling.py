@@ -27,11 +27,14 @@ SCALES = (1.0, 3.0, 0.1, 10.0, 1e-3, 30.0, 100.0, 1e3)
 #: against each other, and zero-size arrays.
 FAMILIES = ("batched", "scalar", "broadcast", "empty")
 #: The strata, in the order a check visits them: (magnitude, shape family).  Every magnitude
-#: once, every family at least once, the large magnitudes on arrays with several entries
-#: (so both signs appear), and the extremes early: a check of three examples sees 1, 1e3 and
-#: 1e-3.
-STRATA = ((1.0, "batched"), (1e3, "batched"), (1e-3, "scalar"), (10.0, "broadcast"),
-          (0.1, "empty"), (100.0, "scalar"), (3.0, "batched"), (30.0, "broadcast"))
+#: once, every family at least once, and the extremes early: a check of three examples sees
+#: 1, 1e3 and 1e-3, all three on arrays with several entries, so both signs (every region
+#: between kinks) appear at each.  The two 0-d strata, numbers 3 and 4, fall in different
+#: regions whether an op has two of them or three (see :meth:`Stratum.number`), and in
+#: different phase sectors (see :attr:`Stratum.phase`).  The empty family takes 3, the
+#: magnitude nearest the typical one, so that every other magnitude reaches real values.
+STRATA = ((1.0, "batched"), (1e3, "batched"), (1e-3, "broadcast"), (10.0, "scalar"),
+          (30.0, "scalar"), (3.0, "empty"), (100.0, "broadcast"), (0.1, "batched"))
 STRATUM_SCALES = tuple(scale for scale, _ in STRATA)
 
 
@@ -43,6 +46,21 @@ class Stratum:
     scale: float
     family: str
     region: int
+
+    @property
+    def phase(self) -> int:
+        """The phase sector the stratum's complex entries start from: consecutive over the
+        strata that have entries (the empty family has none), so the seven of them start at
+        seven different sectors and the last, an array, reaches the eighth."""
+        cycle, k = divmod(self.region, len(STRATA))
+        filled = sum(1 for _, family in STRATA if family != "empty")
+        return cycle * filled + sum(1 for _, family in STRATA[:k] if family != "empty")
+
+    @property
+    def choice(self) -> int:
+        """Which choice of each explored parameter the stratum takes (see
+        :func:`_draw_params`): the strata cycle through them, so none is left to chance."""
+        return self.region
 
     @classmethod
     def number(cls, k: int) -> Stratum:
@@ -166,12 +184,18 @@ def draw_shapes(draw: Any, signature: str, family: str | None = None) -> list[tu
     return shapes
 
 
-def _draw_params(draw: Any, spec: Any, shapes: list[tuple[int, ...]]) -> dict[str, Any]:
+def _draw_params(draw: Any, spec: Any, shapes: list[tuple[int, ...]],
+                 stratum: Stratum | None = None) -> dict[str, Any]:
+    """Keyword parameters: each explored one's choice drawn, or, in a stratum, taken in turn
+    (mixed radix over the parameters in name order: the k-th stratum takes choice
+    ``k % n`` of the first, ``(k // n) % m`` of the second, ...), so every choice of every
+    parameter is checked when there are at least as many strata as choices."""
     if spec is None:
         return {}
     if callable(spec):
         return dict(spec(draw, shapes))
     params = {}
+    turn = stratum.choice if stratum is not None else 0
     for name in sorted(spec):
         choices = spec[name]
         if callable(choices):
@@ -180,8 +204,13 @@ def _draw_params(draw: Any, spec: Any, shapes: list[tuple[int, ...]]) -> dict[st
         if not choices:
             raise ValueError(f"param {name!r}: no choices for shapes {shapes}")
         # one choice is a fixed value: nothing to draw (and the draws of the rest unchanged)
-        params[name] = choices[0] if len(choices) == 1 else \
-            choices[draw(st.integers(0, len(choices) - 1))]
+        if len(choices) == 1:
+            params[name] = choices[0]
+        elif stratum is not None:
+            params[name] = choices[turn % len(choices)]
+            turn //= len(choices)
+        else:
+            params[name] = choices[draw(st.integers(0, len(choices) - 1))]
     return params
 
 
@@ -286,7 +315,7 @@ def _example(draw: Any, op: Op, domains: tuple[Domain, ...], shapes_spec: Any,
     if len(shapes) != len(domains):
         raise ValueError(f"op {op.name!r}: {len(shapes)} shapes drawn for "
                          f"{len(domains)} declared inputs")
-    params = _draw_params(draw, meta.get("params"), shapes)
+    params = _draw_params(draw, meta.get("params"), shapes, stratum)
     scale = stratum.scale if stratum is not None else \
         scales[draw(st.integers(0, len(scales) - 1))]
     seed = draw(st.integers(0, 2**32 - 1))
@@ -302,7 +331,7 @@ def _example(draw: Any, op: Op, domains: tuple[Domain, ...], shapes_spec: Any,
             x = _regions(x, regions, scale, stratum.region).astype(np_dtype)
         if stratum is not None and np.iscomplexobj(x) and dom.signature == "(...)":
             # every phase sector, off the branch cut a domain keeps away from
-            x = _phases(x, float(getattr(dom, "margin", 0.0)), stratum.region)
+            x = _phases(x, float(getattr(dom, "margin", 0.0)), stratum.phase)
         if dom.differentiable and i not in op.nondiff_argnums and not np.iscomplexobj(x):
             x = avoid_kinks(x, kinks, params, scale).astype(np_dtype)
         args.append(x)
