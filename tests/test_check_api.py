@@ -240,3 +240,17 @@ def test_a_failing_identity_says_which_path_the_numeric_reference_supports() -> 
     assert identity.path == "jvp"
     assert "supports jvp and rejects vjp here: vjp is wrong" in identity.message
     assert {f.path for f in report.failures if f.reference == "numeric"} == {"vjp"}
+
+
+def test_a_forward_that_raises_is_its_error_not_an_empty_example() -> None:
+    def broken(x: np.ndarray) -> np.ndarray:
+        raise RuntimeError("no")
+    report = check(broken, inputs=["real"], examples=2)
+    reasons = [f.details.get("reason") for f in report.failures]
+    assert "only empty examples" not in reasons and not report.passed
+
+
+@pytest.mark.parametrize("kwargs", [dict(dtypes=[]), dict(examples=True)])
+def test_empty_dtypes_and_boolean_examples_are_refused(kwargs: dict) -> None:
+    with pytest.raises(ValueError, match="dtypes= is empty|examples must be"):
+        check("sin", **kwargs)

@@ -93,6 +93,9 @@ def _dtypes(dtypes: Any, target: Target) -> tuple[str, ...]:
     if dtypes is None:
         return tuple(target.default_dtypes())
     given = (dtypes,) if isinstance(dtypes, (str, type, np.dtype)) else tuple(dtypes)
+    if not given:
+        raise ValueError("gradcheck.check: dtypes= is empty: give float64 and/or float32 "
+                         "(complex128 / complex64), or leave it out for the target's default")
     names = []
     for d in given:
         try:
@@ -137,7 +140,8 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
     t = as_target(target, inputs, registry, params=params, wrt=wrt, outputs=outputs,
                   shapes=shapes, name=name)
     options = _options(paths, references, mode)
-    if examples is not None and (not isinstance(examples, int) or examples < 1):
+    if examples is not None and (isinstance(examples, bool) or not isinstance(examples, int)
+                                 or examples < 1):
         raise ValueError(f"gradcheck.check: examples must be a positive integer, got {examples!r}")
     if timeout is not None and not timeout > 0:
         raise ValueError(f"gradcheck.check: timeout must be positive, got {timeout!r}")

@@ -117,7 +117,9 @@ def _examine(target: Target, example: Example, options: Options,
             if mine is None or mine:
                 outcomes += examine_reference(sess, ref, mine, _run_checks)
     result.outcomes = outcomes
-    result.empty = not (any(a.size for a in sess.x) and any(o.size for o in sess.outs))
+    # (an example whose forward failed is an error of its own, not an empty one)
+    ran = not any(o.path == "forward" and o.kind is not None for o in outcomes)
+    result.empty = ran and not (any(a.size for a in sess.x) and any(o.size for o in sess.outs))
     result.counts = sess.counts()
     result.cleared = sess.cleared
     return result
