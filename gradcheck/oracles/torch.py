@@ -47,6 +47,10 @@ CANNOT = ("not implemented", "not been implemented", "does not support", "once_d
           "setup_context", "implement the jvp", "forward AD", "forward-mode AD")
 
 
+#: torch's internal assertion when a backward returns a complex gradient for a real input.
+COMPLEX_FOR_REAL = "input_is_complex == grad_is_complex"
+
+
 def import_torch() -> ModuleType:
     """The ``torch`` module with ``torch.func``."""
     import torch
@@ -68,6 +72,9 @@ def torch_errors(name: str, path: str) -> Iterator[None]:
         if "returned an invalid gradient" in text:
             kind = "dtype" if "expected type" in text else "shape"
             raise RuleError(name, path, kind, text) from error
+        if COMPLEX_FOR_REAL in text:
+            raise RuleError(name, path, "dtype", "a backward returned a complex gradient for "
+                            f"a real input (torch: {text.split('  (Could')[0]})") from error
         if not any(word in text for word in CANNOT):
             raise
         raise Unsupported(f"torch has no {path} for {name}: {error}") from error
@@ -97,10 +104,30 @@ class TorchProblem:
         self.counts: Counter[str] = Counter()
         #: Whether ``fn`` returned a tuple (known after its first call).
         self.returns_tuple = False
+        #: The floating (or complex) outputs' positions (known after the first forward).
+        self._kept: list[int] | None = None
 
     # -- helpers ------------------------------------------------------------------------------
     def _tensors(self, values: Sequence[Any], requires_grad: bool = False) -> list[Any]:
+        """Primals and tangents, as float64 (or complex128) tensors."""
         return [self.torch.tensor(upcast(v), requires_grad=requires_grad) for v in values]
+
+    def _cotangents(self, values: Sequence[Any], requires_grad: bool = False) -> list[Any]:
+        """Output-shaped directions (cotangents, dummies) in the dtype the checker drew them
+        in, each output's own: a float32 output's cotangent stays float32, so are the
+        derivatives with respect to it."""
+        return [self.torch.tensor(_floating(v), requires_grad=requires_grad) for v in values]
+
+    def _number(self, value: Any) -> Any:
+        """An output that is not a tensor: a Python float as float64 (torch's default dtype
+        would make it float32), a numpy value in its own dtype."""
+        if isinstance(value, (float, complex)):
+            return self.torch.as_tensor(value, dtype=self.torch.complex128
+                                        if isinstance(value, complex) else self.torch.float64)
+        return self.torch.as_tensor(value)
+
+    def _differentiable(self, out: Any) -> bool:
+        return bool(out.is_floating_point() or out.is_complex())
 
     def _fixed(self, value: Any) -> Any:
         # a held input drawn as a 0-d value is a numpy scalar: torch wants a tensor too
@@ -115,8 +142,7 @@ class TorchProblem:
         out = self.fn(*full)
         self.returns_tuple = isinstance(out, (tuple, list))
         outs = tuple(out) if self.returns_tuple else (out,)
-        return tuple(o if isinstance(o, self.torch.Tensor) else self.torch.as_tensor(o)
-                     for o in outs)
+        return tuple(o if isinstance(o, self.torch.Tensor) else self._number(o) for o in outs)
 
     def _grad(self, outs: Sequence[Any], inputs: Sequence[Any], weights: Sequence[Any],
               create_graph: bool = False) -> list[Any]:
@@ -131,10 +157,21 @@ class TorchProblem:
         return [self.torch.zeros_like(x) if g is None else g
                 for g, x in zip(grads, inputs, strict=True)]
 
-    def _g(self, xs: Sequence[Any], vs: Sequence[Any]) -> tuple[Any, ...]:
-        """``J(x)^T v`` by ``torch.func.vjp``, composable with ``torch.func`` transforms."""
-        _, pull = self.torch.func.vjp(self._f, *xs)
-        return tuple(pull(tuple(vs)))
+    def _floating_outputs(self, primals: Sequence[Any]) -> list[int]:
+        """Which outputs are floating or complex (known from a forward at ``primals``, run
+        here if none ran yet).  ``torch.func.vjp`` refuses integer outputs (``torch.sort``'s
+        indices): the ``torch.func`` paths hold them out with their cotangents, as
+        :meth:`_grad` does."""
+        if self._kept is None:
+            self.forward(primals)
+        assert self._kept is not None
+        return self._kept
+
+    def _g(self, xs: Sequence[Any], vs: Sequence[Any], kept: Sequence[int]) -> tuple[Any, ...]:
+        """``J(x)^T v`` by ``torch.func.vjp`` for the ``kept`` outputs, composable with
+        ``torch.func`` transforms."""
+        _, pull = self.torch.func.vjp(lambda *z: _pick(self._f(*z), kept), *xs)
+        return tuple(pull(_pick(vs, kept)))
 
     def _k(self, xs: Sequence[Any], us: Sequence[Any]) -> tuple[Any, ...]:
         """``J(x) u`` by ``torch.func.jvp``."""
@@ -165,13 +202,15 @@ class TorchProblem:
     def forward(self, primals: Sequence[Any]) -> Arrays:
         self.counts["forward"] += 1
         with self.torch.no_grad():
-            return self._arrays(self._f(*self._tensors(primals)))
+            outs = self._f(*self._tensors(primals))
+        self._kept = [i for i, o in enumerate(outs) if self._differentiable(o)]
+        return self._arrays(outs)
 
     def vjp(self, primals: Sequence[Any], cotangents: Sequence[Any]) -> Arrays:
         self.counts["vjp"] += 1
         xs = self._tensors(primals, requires_grad=True)
         with torch_errors(self.name, "backward"):
-            return self._arrays(self._grad(self._f(*xs), xs, self._tensors(cotangents)))
+            return self._arrays(self._grad(self._f(*xs), xs, self._cotangents(cotangents)))
 
     def jvp(self, primals: Sequence[Any], tangents: Sequence[Any]) -> Arrays:
         self.counts["jvp"] += 1
@@ -182,7 +221,7 @@ class TorchProblem:
                    dummies: Sequence[Any]) -> tuple[Arrays, bool]:
         self.counts["double_vjp"] += 1
         xs = self._tensors(primals, requires_grad=True)
-        vs = self._tensors(dummies, requires_grad=True)
+        vs = self._cotangents(dummies, requires_grad=True)
         with torch_errors(self.name, "double backward"):
             g = self._grad(self._f(*xs), xs, vs, create_graph=True)
             res = self._grad(g, vs, self._tensors(tangents), create_graph=True)
@@ -191,18 +230,21 @@ class TorchProblem:
     def hvp_fwd_rev(self, primals: Sequence[Any], cotangents: Sequence[Any],
                     tangents: Sequence[Any], cotangent_tangents: Sequence[Any]) -> Arrays:
         self.counts["hvp_fwd_rev"] += 1
-        n = len(primals)
+        n, kept = len(primals), self._floating_outputs(primals)
+        if not kept:  # no output torch can differentiate (torch.argmax): J is zero
+            return [np.zeros_like(upcast(x)) for x in primals]
         with torch_errors(self.name, "forward AD over backward"):
-            _, out = self.torch.func.jvp(lambda *z: self._g(z[:n], z[n:]),
-                                         tuple(self._tensors([*primals, *cotangents])),
-                                         tuple(self._tensors([*tangents, *cotangent_tangents])))
+            _, out = self.torch.func.jvp(
+                lambda *z: self._g(z[:n], z[n:], kept),
+                (*self._tensors(primals), *self._cotangents(cotangents)),
+                (*self._tensors(tangents), *self._cotangents(cotangent_tangents)))
         return self._arrays(out)
 
     def hvp_rev_rev(self, primals: Sequence[Any], cotangents: Sequence[Any],
                     second: Sequence[Any]) -> tuple[Arrays, Arrays]:
         self.counts["hvp_rev_rev"] += 1
         xs = self._tensors(primals, requires_grad=True)
-        vs = self._tensors(cotangents, requires_grad=True)
+        vs = self._cotangents(cotangents, requires_grad=True)
         with torch_errors(self.name, "double backward"):
             g = self._grad(self._f(*xs), xs, vs, create_graph=True)
             res = self._arrays(self._grad(g, [*xs, *vs], self._tensors(second)))
@@ -211,12 +253,25 @@ class TorchProblem:
     def hvp_rev_fwd(self, primals: Sequence[Any], tangents: Sequence[Any],
                     cotangents: Sequence[Any]) -> tuple[Arrays, Arrays]:
         self.counts["hvp_rev_fwd"] += 1
-        n = len(primals)
+        n, kept = len(primals), self._floating_outputs(primals)
+        if not kept:  # no output torch can differentiate (torch.argmax): J is zero
+            zeros = [np.zeros_like(upcast(x)) for x in primals]
+            return zeros, [z.copy() for z in zeros]
         with torch_errors(self.name, "backward over forward AD"):
-            _, pull = self.torch.func.vjp(lambda *z: self._k(z[:n], z[n:]),
+            _, pull = self.torch.func.vjp(lambda *z: _pick(self._k(z[:n], z[n:]), kept),
                                           *self._tensors([*primals, *tangents]))
-            res = self._arrays(pull(tuple(self._tensors(cotangents))))
+            res = self._arrays(pull(_pick(self._cotangents(cotangents), kept)))
         return res[:n], res[n:]
+
+
+def _pick(values: Sequence[Any], kept: Sequence[int]) -> tuple[Any, ...]:
+    return tuple(values[i] for i in kept)
+
+
+def _floating(value: Any) -> np.ndarray:
+    """A floating or complex array as it is; integers and booleans as float64."""
+    array = np.asarray(value)
+    return array if array.dtype.kind in "fc" else upcast(array)
 
 
 class TorchOracle(Oracle):
