@@ -19,11 +19,14 @@ Output = np.ndarray | tuple[np.ndarray, ...]
 
 
 def function_name(fn: Any) -> str:
-    """A readable name for ``fn`` in error messages (``functools.partial`` and lambdas too)."""
+    """A readable name for ``fn`` in error messages (``functools.partial``, lambdas and
+    callable objects too)."""
     # __name__ first: wrappers (autograd primitives, TF dispatch) copy it but not __qualname__.
     name = getattr(fn, "__name__", None) or getattr(fn, "__qualname__", None)
     if name is None and hasattr(fn, "func"):
         return function_name(fn.func)
+    if name is None and callable(fn):  # an object with __call__ (an nn.Module): its class
+        return type(fn).__name__
     return str(name or repr(fn))
 
 

@@ -9,9 +9,12 @@ computed by the framework itself (:mod:`.tensorflow`, :mod:`.autograd`).  Tensor
 double-VJP runs in graph mode with a placeholder dummy, so the checker's own leak check
 (``double_vjp`` against ``dummy``) also says how the graph reads the dummy.
 
-Detection never imports a framework: it looks at the function's module and at the modules
-its code refers to.  :func:`framework_target` builds a target explicitly when detection
-cannot tell (``framework="tensorflow"``).
+Detection never imports a framework: it looks at the function's module, its class's bases
+(an ``nn.Module`` subclass), what it wraps (a ``functools.partial``, a bound method) and the
+modules its code refers to; when the code names no array library (``lambda x: x.sin()``), at
+the classes of the arrays given as inputs (torch tensors, JAX arrays, TensorFlow tensors).
+:func:`framework_target` builds a target explicitly when detection cannot tell
+(``framework="torch"``).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from gradcheck.oracles.base import Unsupported
 from gradcheck.oracles.inputs import function_name
 
 __all__ = ["FRAMEWORKS", "FrameworkTarget", "framework_of", "framework_target",
-           "is_framework_function"]
+           "input_framework", "is_framework_function"]
 
 #: Module prefixes of the frameworks a function can be written in.
 FRAMEWORKS = {"tensorflow": ("tensorflow", "keras", "tf_keras"), "autograd": ("autograd",),
@@ -68,6 +71,7 @@ def _referenced_modules(fn: Any) -> list[str]:
             if isinstance(value, types.ModuleType):
                 names.append(value.__name__)
             elif isinstance(value, types.FunctionType):
+                names.append(value.__module__ or "")  # a framework's Python function
                 stack.append(value)
             elif value is not None:
                 names.append(type(value).__module__ or "")
@@ -83,24 +87,112 @@ def _filled(cell: Any) -> bool:
     return True
 
 
-def framework_of(fn: Any) -> str | None:
-    """``"tensorflow"``, ``"autograd"``, ``"torch"``, ``"jax"`` or None: the framework ``fn``
-    is written in."""
-    if not callable(fn) or isinstance(fn, type):
-        return None
+#: Modules of gradcheck's own kind of function (numpy-like): a function naming one of them
+#: is not a framework's, whatever arrays it is given (an Op at torch tensors stays an Op).
+NATIVE = ("gradcheck", "numpy", "scipy")
+
+
+def _is_native(name: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in NATIVE)
+
+
+def _pieces(fn: Any) -> list[Any]:
+    """``fn`` and what it wraps: a ``functools.partial``'s function, a bound method's function
+    and owner (a class for a classmethod such as ``Function.apply``)."""
+    pieces: list[Any] = []
+    stack = [fn]
+    while stack:
+        f = stack.pop()
+        if any(f is p for p in pieces):
+            continue
+        pieces.append(f)
+        if isinstance(f, functools.partial):
+            stack.append(f.func)
+        elif isinstance(f, types.MethodType):
+            stack += [f.__self__, f.__func__]
+    return pieces
+
+
+#: What is a function rather than an object with a ``__call__`` (whose class says more).
+_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+              functools.partial)
+
+
+def _module_names(piece: Any) -> list[str]:
+    """The modules ``piece`` comes from: its own, its type's and, for an object or a class
+    (an ``nn.Module`` subclass, a ``tf.Module``), every base class's."""
+    names = [type(piece).__module__ or "", getattr(piece, "__module__", None) or ""]
+    if isinstance(piece, type):
+        names += [c.__module__ for c in piece.__mro__]
+    elif not isinstance(piece, _FUNCTIONS):
+        names += [c.__module__ for c in type(piece).__mro__]
+    return names
+
+
+def _code(piece: Any) -> list[Any]:
+    """The Python code ``piece`` runs: itself, or an object's ``__call__`` and ``forward``."""
+    if isinstance(piece, _FUNCTIONS) or isinstance(piece, type):
+        return [piece]
+    cls = type(piece)
+    methods = [cls.__call__] if callable(piece) else []
+    return [*methods, *([cls.forward] if hasattr(cls, "forward") else [])]
+
+
+def _named_framework(fn: Any) -> str | None:
+    """The framework ``fn``'s code names, ``"native"`` when it names only gradcheck, numpy or
+    scipy, None when it names no array library (a lambda of tensor methods)."""
     if getattr(fn, "_is_autograd_primitive", False):
         return "autograd"
-    for name in (type(fn).__module__, getattr(fn, "__module__", None)):
-        found = _module_framework(name or "")
-        if found is not None:
-            return found
+    pieces = _pieces(fn)
+    names = [n for p in pieces for n in _module_names(p)]
     if hasattr(fn, "_tf_decorator") and "tensorflow" in sys.modules:
-        return "tensorflow"
-    for name in _referenced_modules(fn):
+        names.append("tensorflow")
+    names += [n for p in pieces for c in _code(p) for n in _referenced_modules(c)]
+    for name in names:
         found = _module_framework(name)
         if found is not None:
             return found
+    return "native" if any(_is_native(n) for n in names) else None
+
+
+def input_framework(value: Any) -> str | None:
+    """``"torch"``, ``"jax"`` or ``"tensorflow"`` for a torch tensor, a JAX array or a
+    TensorFlow tensor or variable given as an input (by its class, nothing imported)."""
+    for cls in type(value).__mro__:
+        found = _module_framework(cls.__module__ or "")
+        if found in ("torch", "jax", "tensorflow"):
+            return found
     return None
+
+
+def _inputs_framework(fn: Any, inputs: Any) -> str | None:
+    """The one framework whose arrays ``inputs`` holds (None: numpy arrays or domains); a
+    TypeError when they mix two."""
+    if inputs is None or isinstance(inputs, (np.ndarray, Domain, str, dict)):
+        return None
+    found: dict[str, int] = {}
+    for i, value in enumerate(inputs):
+        framework = input_framework(value)
+        if framework is not None:
+            found.setdefault(framework, i)
+    if len(found) > 1:
+        which = ", ".join(f"input {i} is a {f} array" for f, i in found.items())
+        raise TypeError(f"gradcheck.check: the inputs of {function_name(fn)} mix frameworks "
+                        f"({which}); give arrays of one framework (or numpy arrays) and "
+                        "framework= to say which one runs the function")
+    return next(iter(found), None)
+
+
+def framework_of(fn: Any, inputs: Any = None) -> str | None:
+    """``"tensorflow"``, ``"autograd"``, ``"torch"``, ``"jax"`` or None: the framework ``fn``
+    is written in, by the modules its code (or its class, for an ``nn.Module``) names; when
+    it names none (``lambda x: x.sin()``), by the framework of its given ``inputs``."""
+    if not callable(fn) or isinstance(fn, type):
+        return None
+    named = _named_framework(fn)
+    if named is not None:
+        return None if named == "native" else named
+    return _inputs_framework(fn, inputs)
 
 
 class FrameworkTarget(FunctionTarget):
@@ -125,11 +217,21 @@ class FrameworkTarget(FunctionTarget):
             return ("float64",)
         return super().default_dtypes()
 
+    def unsupported_dtype(self, dtype: str) -> str | None:
+        """Why this function cannot be checked in ``dtype`` (None when it can): TensorFlow,
+        PyTorch and JAX functions run in float64, the precision their oracles work in."""
+        if self.framework not in FLOAT64_ONLY or dtype == "float64":
+            return None
+        label = FLOAT64_ONLY[self.framework]
+        return (f"gradcheck.check: {self.name} is a {label} function, checked in float64 "
+                f"only (the precision {label}'s derivatives are computed in; float32 example "
+                f"inputs are upcast to float64), not in {dtype}: leave dtypes out or pass "
+                "dtypes='float64'")
+
     def strategy(self, dtype: str, stratum: Any = None) -> Any:
-        if self.framework in FLOAT64_ONLY and dtype != "float64":
-            label = FLOAT64_ONLY[self.framework]
-            raise ValueError(f"gradcheck.check: {self.name} is a {label} function, checked in "
-                             f"float64 only (the {label} reference's precision), not {dtype}")
+        why = self.unsupported_dtype(dtype)
+        if why is not None:
+            raise ValueError(why)
         return super().strategy(dtype, stratum)
 
     def bind(self, example: Example) -> Problem:
@@ -201,10 +303,12 @@ def framework_target(fn: Callable[..., Any], inputs: Sequence[Any] | None = None
     """The target for a TensorFlow, autograd, PyTorch or JAX function ``fn`` with ``inputs``
     (example arrays, torch tensors, JAX arrays or :class:`~gradcheck.domains.Domain` s);
     ``framework`` overrides detection."""
-    framework = framework or framework_of(fn)
+    framework = framework or framework_of(fn, inputs)
     if framework is None:
-        raise TypeError(f"gradcheck.check: cannot tell which framework {fn!r} is written in; "
-                        "pass framework='tensorflow' or 'autograd' (or 'torch' or 'jax')")
+        raise TypeError(f"gradcheck.check: cannot tell which framework {fn!r} is written in "
+                        "(its code names none and no input is a torch, JAX or TensorFlow "
+                        "array); pass framework='tensorflow' or 'autograd' (or 'torch' or "
+                        "'jax')")
     if inputs is None or isinstance(inputs, (np.ndarray, Domain)):
         raise TypeError(f"gradcheck.check: a {framework} function needs inputs=: a tuple of "
                         "example arrays or of input domains")
@@ -215,15 +319,22 @@ def framework_target(fn: Callable[..., Any], inputs: Sequence[Any] | None = None
 
 
 def _as_numpy(value: Any) -> Any:
-    """A torch tensor or JAX array given as an input, as a numpy array."""
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # torch.Tensor
+    """A torch tensor, JAX array or TensorFlow tensor or variable given as an input, as a
+    numpy array."""
+    framework = input_framework(value)
+    if framework == "torch":
         return value.detach().cpu().numpy()
-    if type(value).__module__.split(".")[0] in FRAMEWORKS["jax"]:
+    if framework == "tensorflow":
+        return np.asarray(value.numpy())
+    if framework == "jax":
         return np.asarray(value)
     return value
 
 
-def is_framework_function(obj: Any) -> bool:
+def is_framework_function(obj: Any, inputs: Any = None, framework: str | None = None) -> bool:
     """Whether ``gradcheck.check`` should treat ``obj`` as a framework's function
-    (registered as a target kind at the composition root)."""
-    return framework_of(obj) is not None
+    (registered as a target kind at the composition root): ``framework=`` says so, else
+    :func:`framework_of` with the given ``inputs``."""
+    if framework is not None:
+        return callable(obj) and not isinstance(obj, type)
+    return framework_of(obj, inputs) is not None
