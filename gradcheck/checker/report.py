@@ -346,14 +346,27 @@ class Results:
         return out
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Results:
+    def from_dict(cls, d: Any) -> Results:
+        """Results from their JSON form; anything else (valid JSON of another shape
+        included) raises ValueError saying what is wrong, never an AttributeError."""
+        bad = "not a gradcheck results file: "
+        if not isinstance(d, dict):
+            raise ValueError(f"{bad}expected a JSON object, got {_json_type(d)}")
         if d.get("format") != "gradcheck-results/1":
-            raise ValueError(
-                f"not a gradcheck results file: format is {d.get('format')!r}, "
-                "expected 'gradcheck-results/1'"
-            )
+            raise ValueError(f"{bad}format is {d.get('format')!r}, "
+                             "expected 'gradcheck-results/1'")
+        reports = d.get("reports")
+        if not isinstance(reports, list):
+            raise ValueError(f"{bad}'reports' must be a list, got {_json_type(reports)}")
+        for i, r in enumerate(reports):
+            if not isinstance(r, dict) or not isinstance(r.get("op"), str):
+                raise ValueError(f"{bad}reports[{i}] must be an object with an 'op' name, "
+                                 f"got {_json_type(r)}")
+        for key in ("config", "environment"):
+            if not isinstance(d.get(key, {}), dict):
+                raise ValueError(f"{bad}'{key}' must be an object, got {_json_type(d[key])}")
         return cls(
-            reports=[Report.from_dict(r) for r in d["reports"]],
+            reports=[Report.from_dict(r) for r in reports],
             config=d.get("config", {}),
             environment=d.get("environment", {}),
         )
@@ -364,3 +377,12 @@ class Results:
     @classmethod
     def from_json(cls, text: str) -> Results:
         return cls.from_dict(json.loads(text))
+
+
+def _json_type(value: Any) -> str:
+    """What a JSON value is, in JSON's words (for a results file's error messages)."""
+    if value is None:
+        return "null"
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string",
+             list: "a list", dict: "an object"}
+    return names.get(type(value), type(value).__name__)

@@ -9,15 +9,17 @@ results' own policy (their ``fail_on`` and suite exceptions), or ``--fail-on``.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from gradcheck.checker.policy import VerdictPolicy
+from gradcheck.checker.report import Results
 from gradcheck.cli.run import UsageError, check_output_paths, parse_fail_on, write_outputs
 from gradcheck.cli.show import load_results
 from gradcheck.cli.terminal import Terminal
 
-__all__ = ["add_parser", "run_report"]
+__all__ = ["add_parser", "run_report", "results_policy"]
 
 
 def add_parser(subparsers: Any) -> None:
@@ -38,6 +40,19 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(handler=run_report)
 
 
+def results_policy(results: Results, path: Path, fail_on: str | None) -> VerdictPolicy:
+    """The policy the run recorded in its results (its fail_on, suite exceptions and
+    max failure rate), so the verdict is the run's; ``--fail-on`` replaces only the kinds.
+    A recorded policy that is not one is a usage error naming the file."""
+    try:
+        policy = VerdictPolicy.from_config(results.config)
+    except ValueError as error:
+        raise UsageError(f"{path} is not a gradcheck results file: {error}") from None
+    if fail_on is None:
+        return policy
+    return replace(policy, fail_on=parse_fail_on(fail_on))
+
+
 def run_report(args: argparse.Namespace, terminal: Terminal, registry: Any = None) -> int:
     """Write the HTML page for a results file; the exit code is the results' verdict."""
     results = load_results(args.results)
@@ -45,10 +60,7 @@ def run_report(args: argparse.Namespace, terminal: Terminal, registry: Any = Non
     if html.resolve() == args.results.resolve():
         raise UsageError(f"--html {html}: the same file as RESULTS.json {args.results}")
     check_output_paths({"--html": html})
-    # the run's suite exceptions travel in the results, so the verdict is the run's
-    policy = VerdictPolicy.from_config(results.config)
-    if args.fail_on is not None:
-        policy = VerdictPolicy(parse_fail_on(args.fail_on), policy.allow)
+    policy = results_policy(results, args.results, args.fail_on)
     write_outputs(results, None, html)
     if not args.quiet:
         terminal.summary(results, policy)
