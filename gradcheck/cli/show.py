@@ -31,7 +31,7 @@ from gradcheck.engine import Registry, default_registry
 from gradcheck.render.html import fmt_num
 from gradcheck.render.verdict import path_rank
 
-__all__ = ["add_parser", "run_show", "convergence_rows", "load_report"]
+__all__ = ["add_parser", "run_show", "convergence_rows", "load_report", "op_reports"]
 
 
 def add_parser(subparsers: Any) -> None:
@@ -43,26 +43,49 @@ def add_parser(subparsers: Any) -> None:
                     "counterexample, and the convergence of the numeric reference.")
     parser.add_argument("op", help="the op's name (or its short name)")
     parser.add_argument("--results", type=Path, metavar="RESULTS.json",
-                        help="show the op from a results file instead of checking it again")
+                        help="show the op from a results file instead of checking it again "
+                             "(--seed then picks one of its seeds; default: the first that "
+                             "fails, else the first)")
     parser.add_argument("--import", dest="imports", action="append", default=[],
                         metavar="MODULE", help="import this module first (registers your ops)")
-    parser.add_argument("--fail-on", default="failures", metavar="KINDS",
-                        help="finding kinds that make the exit code 1 (as for run)")
+    parser.add_argument("--fail-on", metavar="KINDS",
+                        help="finding kinds that make the exit code 1, as for run (default: "
+                             "failures; with --results, the policy the results record)")
     add_check_options(parser)
     parser.set_defaults(handler=run_show)
 
 
-def load_report(path: Path, name: str) -> Report:
-    """The report of op ``name`` in a results file (exact name, or a unique short name)."""
-    results = load_results(path)
-    exact = [r for r in results.reports if r.op == name]
-    short = [r for r in results.reports if r.op.rsplit(".", 1)[-1] == name]
+def load_report(path: Path, name: str, seed: int | None = None,
+                policy: VerdictPolicy | None = None) -> Report:
+    """The report of op ``name`` in a results file (exact name, or a unique short name) at
+    ``seed``; without one, its first seed that fails under ``policy``, else its first."""
+    return _pick_seed(op_reports(load_results(path), path, name), path, seed,
+                      policy or VerdictPolicy())
+
+
+def op_reports(results: Results, path: Path, name: str) -> list[Report]:
+    """Every report (one per seed, in seed order) of op ``name`` in ``results``: the exact
+    name, or a short name that only one op there has."""
+    ops = sorted({r.op for r in results.reports})
+    exact = [op for op in ops if op == name]
+    short = [op for op in ops if op.rsplit(".", 1)[-1] == name]
     found = exact or short
     if len(found) != 1:
-        known = ", ".join(sorted(r.op for r in results.reports)) or "none"
-        what = "is ambiguous" if len(found) > 1 else "is not"
-        raise UsageError(f"op {name!r} {what} in {path} (ops there: {known})")
-    return found[0]
+        what = f"is ambiguous (it may be {', '.join(found)})" if found else "is not"
+        raise UsageError(f"op {name!r} {what} in {path} (ops there: "
+                         f"{', '.join(ops) or 'none'})")
+    return sorted((r for r in results.reports if r.op == found[0]), key=lambda r: r.seed)
+
+
+def _pick_seed(reports: list[Report], path: Path, seed: int | None,
+               policy: VerdictPolicy) -> Report:
+    if seed is not None:
+        chosen = [r for r in reports if r.seed == seed]
+        if not chosen:
+            raise UsageError(f"--seed {seed}: {path} has no report of {reports[0].op} at that "
+                             f"seed (its seeds: {', '.join(str(r.seed) for r in reports)})")
+        return chosen[0]
+    return next((r for r in reports if policy.report_fails(r)), reports[0])
 
 
 def load_results(path: Path) -> Results:
@@ -114,17 +137,19 @@ def _header(terminal: Terminal, report: Report, registry: Registry) -> None:
 
 def run_show(args: argparse.Namespace, terminal: Terminal,
              registry: Registry | None = None) -> int:
-    """Print one op in depth; exit 1 when one of its findings fails by ``--fail-on``."""
+    """Print one op in depth; exit 1 when one of its findings fails (by ``--fail-on``, or
+    for an op read from a results file by the policy those results record)."""
     registry = default_registry if registry is None else registry
-    policy = VerdictPolicy(parse_fail_on(args.fail_on))
     import_modules(args.imports)
     if args.results is not None:
-        report = load_report(args.results, args.op)
+        report, policy, judged = _from_results(args)
     else:
+        policy = VerdictPolicy(parse_fail_on(args.fail_on or "failures"))
         name = registry.get(args.op).name  # UnknownOpError (with suggestions) if unknown
         from gradcheck.checker.api import check
 
         report = check(name, **check_kwargs(check_settings(args)))
+        judged = [report]
     terminal.verbose = True  # show is the in-depth view: every finding in full
     _header(terminal, report, registry)
     terminal.line("")
@@ -148,4 +173,34 @@ def run_show(args: argparse.Namespace, terminal: Terminal,
         terminal.line("stats: " + ", ".join(f"{k}={v}" for k, v in sorted(report.stats.items())))
     terminal.line("")
     terminal.totals(results, policy)
-    return policy.exit_code(results)
+    code = policy.exit_code(Results(reports=judged))
+    if len(judged) > 1:
+        rate = f", max failure rate {policy.max_failure_rate:g}" \
+            if policy.max_failure_rate else ""
+        terminal.line(f"{report.op} was checked at seeds "
+                      f"{', '.join(str(r.seed) for r in judged)}; this is seed {report.seed} "
+                      f"(--seed SEED shows another).  Over all {len(judged)} seeds it "
+                      f"{'fails' if code else 'passes'}{rate}: exit code {code}")
+    return code
+
+
+_OPTION = {"dtypes": "--dtype"}  # a check setting's option, where the two names differ
+
+
+def _from_results(args: argparse.Namespace) -> tuple[Report, VerdictPolicy, list[Report]]:
+    """``(report, policy, every seed's report)`` of ``args.op`` in ``--results``: judged by
+    the policy the results record (its allowances and failure rate), ``--fail-on`` replacing
+    only its kinds.  Options that say how to check again are a usage error here: the file
+    holds checks already made (``--seed`` picks one of its seeds)."""
+    from gradcheck.cli.report_cmd import results_policy
+
+    given = [_OPTION.get(key, f"--{key}") for key in check_settings(args) if key != "seed"]
+    if given:
+        raise UsageError(f"--results {args.results}: shows checks already made, so "
+                         f"{', '.join(given)} would change nothing; drop "
+                         f"{'it' if len(given) == 1 else 'them'}, or drop --results to "
+                         "check the op again")
+    results = load_results(args.results)
+    policy = results_policy(results, args.results, args.fail_on)
+    reports = op_reports(results, args.results, args.op)
+    return _pick_seed(reports, args.results, args.seed, policy), policy, reports
