@@ -126,7 +126,7 @@ def run_list(args: argparse.Namespace, terminal: Terminal,
         return 0
     rows = [[i["name"], i["family"], ", ".join(i["domain"]), i["kinks"], i["rules"],
              ", ".join(i["references"])] for i in infos]
-    terminal.table(f"{len(infos)} registered ops",
+    terminal.table(f"{len(infos)} registered op{'' if len(infos) == 1 else 's'}",
                    ["op", "family", "domain", "kinks", "rules", "references"], rows,
                    styles=["bold", "dim", None, None, None, None])
     installed = ", ".join(

@@ -60,11 +60,13 @@ __all__ = [
     "output_paths",
     "check_output_paths",
     "import_modules",
+    "on_path",
     "plan_ops",
     "check_kwargs",
     "add_scale_options",
     "scale_settings",
     "unit_count",
+    "check_executor",
     "run_command",
 ]
 
@@ -107,6 +109,9 @@ def _choices(value: str, allowed: Sequence[str], option: str) -> list[str]:
 def parse_fail_on(value: str) -> frozenset[str]:
     """``--fail-on`` text (kinds and the words of :data:`FAIL_ON_GROUPS`) to a set of kinds."""
     kinds: set[str] = set()
+    if not _csv(value):
+        raise UsageError(f"--fail-on: empty ({value!r}); give finding kinds or a word such as "
+                         "failures, or 'none' for an exit code that never fails")
     for item in _csv(value):
         if item in FAIL_ON_GROUPS:
             kinds |= FAIL_ON_GROUPS[item]
@@ -162,7 +167,7 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
                        "full: whole Jacobians")
     group.add_argument("--seed", type=_seed, help="seed of every random choice (default 0)")
     group.add_argument("--examples", type=_positive_int, metavar="N",
-                       help="examples (sampled inputs) per op")
+                       help="examples (sampled inputs) per op and dtype")
     group.add_argument("--dtype", metavar="DTYPES",
                        help=f"comma-separated dtypes ({', '.join(DTYPES)})")
     group.add_argument("--timeout", type=_seconds, metavar="SECONDS",
@@ -251,10 +256,11 @@ def add_parser(subparsers: Any) -> None:
     add_check_options(parser)
     add_scale_options(parser)
     out = parser.add_argument_group("output")
-    out.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
+    out.add_argument("--jobs", type=_positive_int, metavar="N",
                      help="worker processes checking ops side by side (default 1).  Every op "
                           "runs in a worker, so none can stop the run or outlive --timeout; "
-                          "the results are identical whatever N")
+                          "the results are identical whatever N (not with --scheduler: the "
+                          "cluster's workers run the checks)")
     out.add_argument("--json", type=Path, metavar="PATH",
                      help="write the JSON results here.  When no output option is given, "
                           f"both files are written: {DEFAULT_JSON} and {DEFAULT_HTML}; "
@@ -277,18 +283,64 @@ def add_parser(subparsers: Any) -> None:
 # -- choosing ops ------------------------------------------------------------------------
 
 
-def import_modules(names: Iterable[str]) -> None:
+def import_modules(names: Iterable[str]) -> list[str]:
     """Import the modules of ``--import`` (they register ops as a side effect), from the
     Python path or, as ``python -m`` would, the current folder (added to the end of the path,
-    so worker processes, which start with this path, find the module too)."""
-    names = list(names)
-    if names and not {"", os.getcwd()} & set(sys.path):
-        sys.path.append(os.getcwd())
-    for name in names:
+    so worker processes, which start with this path, find the module too).  A ``.py`` file's
+    path is imported as the module it is, its folder added to the path the same way.
+    Returns the module names, which is what worker processes import again.
+
+    Whatever importing raises (a missing module, a syntax error, an op registered twice) is
+    a usage error naming the option, never a traceback."""
+    modules = []
+    for given in names:
+        name, folder = _module_of(given)
+        on_path(folder or os.getcwd())
         try:
-            importlib.import_module(name)
+            module = importlib.import_module(name)
         except ImportError as error:
-            raise UsageError(f"--import {name}: cannot import it: {error}") from None
+            raise UsageError(f"--import {given}: cannot import it: {error}") from None
+        except Exception as error:  # noqa: BLE001 - the user's module: any error is theirs
+            raise UsageError(f"--import {given}: importing it raised "
+                             f"{type(error).__name__}: {error}") from None
+        if folder:
+            _same_file(given, module)
+        modules.append(name)
+    return modules
+
+
+def on_path(folder: str) -> None:
+    """Make ``folder`` importable (at the end of the path, so it shadows nothing); worker
+    processes start with this path, so they import from it too."""
+    if folder not in sys.path and not (folder == os.getcwd() and "" in sys.path):
+        sys.path.append(folder)
+
+
+def _module_of(given: str) -> tuple[str, str | None]:
+    """``(module name, folder to add to the path or None)`` of an ``--import`` value: a
+    module name, or the path of a ``.py`` file (``./my_ops.py``, ``lib/my_ops.py``)."""
+    if not given.endswith(".py") and "/" not in given and os.sep not in given:
+        if given.startswith(".") or not all(part.isidentifier() for part in given.split(".")):
+            raise UsageError(f"--import {given}: not a module name (such as 'my_ops' or "
+                             "'mypkg.ops') nor the path of a .py file")
+        return given, None
+    path = Path(given)
+    if path.suffix != ".py" or not path.is_file():
+        raise UsageError(f"--import {given}: no such .py file (give a module name such as "
+                         "'my_ops', or the path of a .py file)")
+    if not path.stem.isidentifier():
+        raise UsageError(f"--import {given}: {path.name!r} cannot be imported as a module "
+                         "(its name is not a Python identifier); rename it")
+    return path.stem, str(path.resolve().parent)
+
+
+def _same_file(given: str, module: Any) -> None:
+    """A file given by path must be the module imported under its name, not another one
+    of that name earlier on the path (or imported before)."""
+    found = getattr(module, "__file__", None)
+    if found is None or Path(found).resolve() != Path(given).resolve():
+        raise UsageError(f"--import {given}: the module name {module.__name__!r} is taken by "
+                         f"{found or 'a built-in module'}; rename the file")
 
 
 def plan_ops(args: argparse.Namespace, registry: Registry,
@@ -297,6 +349,9 @@ def plan_ops(args: argparse.Namespace, registry: Registry,
     ``UnknownOpError``, with suggestions)."""
     if args.all and args.suite:
         raise UsageError("--all and --suite cannot be combined (a suite says which ops)")
+    if args.all and args.op:
+        raise UsageError(f"--all and --op {' --op '.join(args.op)} cannot be combined "
+                         "(--all checks every op): give one")
     if args.suite:
         suite = load_suite(args.suite, registry)
         checked, skipped = suite.plan(registry, base)
@@ -450,30 +505,53 @@ def _config(base: Mapping[str, Any], suite: Suite | None, checked: Sequence[Plan
     return config
 
 
+def check_executor(args: argparse.Namespace) -> None:
+    """Before any work: ``--scheduler`` is an address Dask can dial, and not given with
+    ``--jobs`` (the cluster's workers say how many checks run side by side)."""
+    if args.scheduler is None:
+        return
+    if args.jobs is not None:
+        raise UsageError(f"--jobs {args.jobs} and --scheduler {args.scheduler} cannot be "
+                         "combined: on a cluster, its workers run the checks side by side; "
+                         "drop --jobs")
+    from gradcheck.checker.executors.cluster import ExecutorError, check_address
+
+    try:
+        check_address(args.scheduler)
+    except ExecutorError as error:
+        raise UsageError(str(error)) from None
+
+
 def run_command(args: argparse.Namespace, terminal: Terminal,
                 registry: Registry | None = None) -> int:
     """``gradcheck run``: sweep, print the summary, write the files, return the exit code."""
     registry = default_registry if registry is None else registry
     fail_on = parse_fail_on(args.fail_on)
+    check_executor(args)
     json_path, html_path = output_paths(args)
     check_output_paths({"--json": json_path, "--html": html_path})
-    import_modules(args.imports)
+    imports = import_modules(args.imports)
     base = {**check_settings(args), **scale_settings(args)}
     checked, skipped, suite = plan_ops(args, registry, base)
     if not checked:
         raise UsageError("nothing to check: the selection matches no op")
+    if any(is_function(p) for p in checked):
+        on_path(os.getcwd())  # a row's 'my_module:fn' is found where --import finds modules
     try:
         ready, missing = split_available([p for p in checked if is_function(p)])
     except FunctionTargetError as error:
         raise UsageError(str(error)) from None
     tasks = [p for p in checked if p.name not in missing]
+    # the run's policy before the sweep, so each op's progress line has its final status
+    policy = VerdictPolicy(fail_on, {p.name: Allowance(p.allow, p.reason)
+                                     for p in checked if p.allow}, args.max_failure_rate)
 
     reports: list[Report] = []
     environment: dict[str, Any] = {}
     units = unit_count(tasks) + len(checked) - len(tasks)
-    with terminal.progress(units, seeds=units > len(checked)) as done:
+    with terminal.progress(units, policy=policy, seeds=units > len(checked)) as done:
         if tasks:
-            part = sweep(tasks, jobs=args.jobs, imports=args.imports, on_report=done,
+            part = sweep(tasks, jobs=args.jobs or 1, imports=imports, on_report=done,
                          scheduler=args.scheduler)
             reports += part.reports
             environment = dict(part.environment)
@@ -481,8 +559,6 @@ def run_command(args: argparse.Namespace, terminal: Terminal,
             if p.name in missing:
                 reports.append(unavailable_report(p, missing[p.name], {}))
                 done(reports[-1])
-    policy = VerdictPolicy(fail_on, {p.name: Allowance(p.allow, p.reason)
-                                     for p in checked if p.allow}, args.max_failure_rate)
     results = Results(reports=sorted(reports, key=lambda r: (r.op, r.seed)),
                       config=_config(base, suite, checked, skipped, policy),
                       environment=environment)
