@@ -3,8 +3,10 @@
 
 The longest importable prefix is the module and the rest are attributes, so a row can name
 anything a user could import.  Short roots that every framework's users write are accepted
-(:data:`ALIASES`).  Importing happens only when a function is loaded: a suite that names
-TensorFlow functions costs nothing until they are checked.
+(:data:`ALIASES`).  Plain numpy (``np.sin``) is refused with the ``gnp.`` name to use:
+numpy computes no derivatives, so every path would only fail.  Importing happens only when a
+function is loaded: a suite that names TensorFlow functions costs nothing until they are
+checked.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ def load_function(path: str, who: str = "function") -> Callable[..., Any]:
         raise ValueError(f"{who}: target must be a dotted path such as 'tf.math.sin' or "
                          f"'my_module:my_function', got {path!r}")
     full = _expand(path)
+    if root_module(path) == "numpy":
+        raise ValueError(_plain_numpy(path, full, who))
     if ":" in full:
         module_name, _, attrs = full.partition(":")
         module = importlib.import_module(module_name)
@@ -56,6 +60,21 @@ def load_function(path: str, who: str = "function") -> Callable[..., Any]:
     if not callable(found):
         raise ValueError(f"{who}: {path!r} is a {type(found).__name__}, not a function")
     return found
+
+
+def _plain_numpy(path: str, full: str, who: str) -> str:
+    """Why a plain numpy function cannot be a target (numpy computes no derivatives, and
+    gradcheck's engine records only its own ops), and the ``gnp.`` name to use instead."""
+    attrs = full.replace(":", ".").split(".")[1:]
+    found: Any = importlib.import_module("gradcheck.numpy")
+    for attr in attrs:
+        found = getattr(found, attr, None)
+    instead = "gnp." + ".".join(attrs)
+    hint = f"use {instead!r} (gradcheck.numpy, the differentiable numpy) instead" \
+        if callable(found) else \
+        f"gradcheck.numpy has no {instead!r}: write it with gnp's functions in a module " \
+        "of your own and name that ('my_module:my_function')"
+    return f"{who}: {path!r} is plain numpy, which computes no derivatives to check; {hint}"
 
 
 def _longest_module(parts: list[str], who: str, path: str) -> tuple[Any, list[str]]:

@@ -9,10 +9,11 @@ client has reconnected: it says nothing about the op.  On the worker, the unit r
 contained process of its own (:mod:`.child`), so timeouts and crashes read exactly as on
 local worker processes.
 
-The user's ``--import`` modules reach the workers by name: a top-level module that is one
-``.py`` file is uploaded (``Client.upload_file``) when some worker cannot import it; a package
-must be installed (or on the ``PYTHONPATH``) where the workers run.  So must the registry's
-module when it is not one file.  Error tracebacks name the files where the unit ran.
+The user's ``--import`` modules (and the modules of ``module:function`` targets) reach the
+workers by name: a top-level module that is one ``.py`` file is uploaded
+(``Client.upload_file``) when some worker cannot import it; a package must be installed (or
+on the ``PYTHONPATH``) where the workers run.  So must the registry's module when it is not
+one file.  Error tracebacks name the files where the unit ran.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from typing import Any
 from gradcheck.checker.executors.unit import Unit, error_report
 from gradcheck.checker.report import Report
 
-__all__ = ["run_dask", "ExecutorError", "UNAVAILABLE", "CONNECT_TIMEOUT", "LOST_RETRIES"]
+__all__ = ["run_dask", "check_address", "ExecutorError", "UNAVAILABLE", "CONNECT_TIMEOUT",
+           "LOST_RETRIES"]
 
 #: What a sweep says when Dask distributed is not installed.
 UNAVAILABLE = "unavailable: pip install gradcheck[distributed]"
@@ -76,14 +78,45 @@ def _single_files(modules: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def connect(address: str) -> Any:
-    """A ``distributed.Client`` on the scheduler at ``address``, or :class:`ExecutorError`
-    saying why not."""
+def _target_modules(units: list[Unit]) -> list[str]:
+    """The modules of ``[[function]]`` rows' ``module:function`` targets, which workers must
+    import as they do the ``--import`` modules."""
+    targets = {str(options["function"]) for _, options in units if "function" in options}
+    return sorted({t.partition(":")[0] for t in targets if ":" in t})
+
+
+def check_address(address: str) -> None:
+    """:class:`ExecutorError` unless ``address`` is a scheduler address Dask can dial
+    (``tcp://host:8786``, ``host:8786``, ``tls://...``), or Dask is not installed.
+
+    Checked before a ``Client`` exists: a Client that fails on a malformed address is left
+    half-made, and closing it when it is collected hangs the process for 40 s."""
     try:
-        from distributed import Client
+        from distributed.comm.addressing import parse_address, parse_host_port
+        from distributed.comm.registry import backends
     except ImportError:
         raise ExecutorError(f"--scheduler {address}: Dask distributed is {UNAVAILABLE}") \
             from None
+    example = "give the scheduler's address, such as tcp://host:8786"
+    try:
+        scheme, location = parse_address(address)
+        if scheme not in backends:
+            raise ValueError(f"unknown protocol {scheme!r} (known: {', '.join(backends)})")
+        if scheme in ("tcp", "tls", "ws", "wss", "ucx"):
+            host, port = parse_host_port(location)
+            if not host or not port:
+                raise ValueError(f"no host or port in {location!r}")
+    except (ValueError, TypeError) as error:
+        raise ExecutorError(f"--scheduler {address}: not a Dask scheduler address: {error}; "
+                            f"{example}") from None
+
+
+def connect(address: str) -> Any:
+    """A ``distributed.Client`` on the scheduler at ``address``, or :class:`ExecutorError`
+    saying why not."""
+    check_address(address)
+    from distributed import Client
+
     try:
         return Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as error:
@@ -102,7 +135,8 @@ def run_dask(units: list[Unit], spec: str | None, imports: tuple[str, ...], addr
     reports: dict[int, Report] = {}
     sweep = uuid.uuid4().hex[:12]
     try:
-        modules = [*imports, *([spec.partition(":")[0]] if spec else [])]
+        modules = [*imports, *([spec.partition(":")[0]] if spec else []),
+                   *_target_modules(units)]
         for name, path in _single_files(modules):
             # where the workers import it already (a shared folder, one machine), it stays
             # as is: the same file, so the same tracebacks as a local run
