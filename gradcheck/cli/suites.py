@@ -45,8 +45,10 @@ same thing.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +58,7 @@ from gradcheck.checker.paths import PATHS
 from gradcheck.checker.policy import parse_allow
 from gradcheck.checker.references import known_references
 from gradcheck.checker.sampling import parse_signature
-from gradcheck.engine import Registry, UnknownOpError, default_registry
+from gradcheck.engine import Op, Registry, UnknownOpError, default_registry
 
 __all__ = [
     "PATHS",
@@ -286,7 +288,42 @@ def load_suite(name_or_path: str | Path, registry: Registry | None = None) -> Su
                   ops=tuple(ops), defaults=defaults, rows=rows, functions=functions)
     checked, skipped = suite.plan(registry)  # every name must resolve now, not mid-sweep
     _unique([p.name for p in checked + skipped], functions, path)
+    _check_op_params(suite, registry or default_registry)
     return suite
+
+
+def _check_op_params(suite: Suite, registry: Registry) -> None:
+    """Every ``params`` key of an ``[[op]]`` row names a parameter of each op the row
+    selects: a misspelt one fails at load, not as an error finding blamed on the op."""
+    for index, row in enumerate(suite.rows):
+        given = dict(row.settings.get("params") or {})
+        if not given:
+            continue
+        for op in registry.select([row.name]):
+            accepted = _accepted_params(op)
+            unknown = sorted(set(given) - accepted) if accepted is not None else []
+            if unknown:
+                known = ", ".join(sorted(accepted or ())) or "none"
+                raise SuiteError(f"{suite.path}: [[op]] row {index + 1} ({row.name!r}): params: "
+                                 f"op {op.name!r} has no parameter "
+                                 f"{', '.join(map(repr, unknown))}{_close(unknown[0], accepted)}"
+                                 f" (its parameters: {known})")
+
+
+def _accepted_params(op: Op) -> set[str] | None:
+    """The keyword parameters ``op``'s forward takes (None: any, or it cannot be told)."""
+    try:
+        parameters = inspect.signature(op.forward).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    return {*op.param_names, *(p.name for p in parameters if p.kind is p.KEYWORD_ONLY)}
+
+
+def _close(word: str, known: Iterable[str] | None) -> str:
+    close = get_close_matches(word, list(known or ()), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _unique(names: list[str], functions: tuple[FunctionRow, ...], path: Path) -> None:
