@@ -101,10 +101,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gradcheck-references", default=None, metavar="REFS",
                     help="comma-separated references: numeric, autograd, tensorflow")
     group.addoption("--gradcheck-examples", type=int, default=None, metavar="N",
-                    help="examples (sampled inputs) per op")
+                    help="examples (sampled inputs) per op and dtype")
     group.addoption("--gradcheck-report", default=None, metavar="PATH",
                     help="write every report of the session as JSON to PATH and as HTML "
-                         "beside it, once at the end")
+                         "beside it (PATH with .html), once at the end")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -114,8 +114,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "gradcheck(ops, paths=None, references=None, **options): after the test body "
         "passes, check these ops and fail on a failing finding",
     )
-    options: dict[str, Any] = {"seed": config.getoption("gradcheck_seed"),
-                               "mode": config.getoption("gradcheck_mode")}
+    seed = config.getoption("gradcheck_seed")
+    if seed < 0:
+        raise pytest.UsageError(f"--gradcheck-seed must be a non-negative integer, got {seed}")
+    options: dict[str, Any] = {"seed": seed, "mode": config.getoption("gradcheck_mode")}
     references = config.getoption("gradcheck_references")
     if references:
         options["references"] = _references(references)
@@ -125,15 +127,35 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--gradcheck-examples must be positive, got {examples}")
         options["examples"] = examples
     report = config.getoption("gradcheck_report")
+    report_path = Path(report) if report else None
+    if report_path is not None and not hasattr(config, "workerinput"):  # xdist: the controller
+        _check_report_path(report_path)
     patterns = config.getoption("gradcheck_ops")
     config.stash[_STATE] = _Session(
         options=options,
-        report_path=Path(report) if report else None,
+        report_path=report_path,
         collect=config.getoption("gradcheck"),
         patterns=[p.strip() for p in patterns.split(",") if p.strip()] if patterns else [],
         seeds=_seeds(config.getoption("gradcheck_seeds")),
         max_failure_rate=_rate(config.getoption("gradcheck_max_failure_rate")),
     )
+
+
+def _check_report_path(path: Path) -> None:
+    """Before any test runs: ``--gradcheck-report`` names the JSON file, the HTML page goes
+    beside it (PATH with ``.html``), and both can be written -- else a usage error now, not
+    a crash after the whole session."""
+    if path.suffix.lower() in (".html", ".htm"):
+        raise pytest.UsageError(f"--gradcheck-report={path}: give the JSON file's path (such as "
+                                f"{path.with_suffix('.json')}); the HTML report is written "
+                                "beside it, with .html")
+    from gradcheck.cli.run import UsageError, check_output_paths
+
+    try:
+        check_output_paths({"--gradcheck-report": path,
+                            "--gradcheck-report (its HTML page)": path.with_suffix(".html")})
+    except UsageError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def _seeds(text: str | None) -> list[int] | None:
