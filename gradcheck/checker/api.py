@@ -116,7 +116,7 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
           wrt: Any = None, outputs: Any = None, shapes: Any = None,
           registry: Registry | None = None, name: str | None = None,
           atol: float | None = None, rtol: float | None = None,
-          eps: float | None = None) -> Report:
+          eps: float | None = None, framework: str | None = None) -> Report:
     """Check ``target`` (an op name, an ``Op``, a :class:`Target`, or a function written with
     ``gradcheck.numpy``, TensorFlow or autograd) along ``paths`` against ``references``;
     ``examples`` per dtype (default :data:`DEFAULT_EXAMPLES`).  ``references`` that name
@@ -134,11 +134,13 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
     ``atol``, ``rtol``, ``eps`` override gradcheck's tolerances for this call (``rtol``
     replaces the relative rounding allowance, ``atol`` is added to every tolerance, ``eps`` is
     the numeric reference's initial step; see :class:`~gradcheck.checker.tolerances.Overrides`);
-    the report shows them.
+    the report shows them.  ``framework`` (``"torch"``, ``"jax"``, ``"tensorflow"`` or
+    ``"autograd"``) says which framework a function is written in when gradcheck cannot
+    tell from its code, its class or its inputs' arrays.
     The same arguments give byte-identical ``Report.to_json()``."""
     overrides = Overrides(atol, rtol, eps)
     t = as_target(target, inputs, registry, params=params, wrt=wrt, outputs=outputs,
-                  shapes=shapes, name=name)
+                  shapes=shapes, name=name, framework=framework)
     options = _options(paths, references, mode)
     if examples is not None and (isinstance(examples, bool) or not isinstance(examples, int)
                                  or examples < 1):
@@ -146,8 +148,12 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
     if timeout is not None and not timeout > 0:
         raise ValueError(f"gradcheck.check: timeout must be positive, got {timeout!r}")
     count = examples or DEFAULT_EXAMPLES[mode]
+    wanted = _dtypes(dtypes, t)
+    refused = {d: why for d in wanted if (why := _refused_dtype(t, d))}
+    if len(refused) == len(wanted):
+        raise ValueError(refused[wanted[0]])
     report = Report(op=t.name, family=t.family, seed=int(seed), mode=mode,
-                    dtypes=list(_dtypes(dtypes, t)),
+                    dtypes=[d for d in wanted if d not in refused],
                     tolerance_reason=t.tolerance.reason if t.tolerance is not None else "",
                     tolerance_overrides=overrides.given)
     start = time.monotonic()
@@ -164,7 +170,17 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
     except Exception as e:  # noqa: BLE001 - e.g. the op's metadata cannot draw examples
         _fail(report, f"{t.name}: the check could not run: {type(e).__name__}: {e}",
               traceback.format_exc(), {})
+    if refused:  # checked in the others; said, never silently dropped
+        report.findings = sort_findings(report.findings + [
+            Finding(t.name, "all", "all", "unsupported", why,
+                    details={"dtype": d, "reason": why}) for d, why in refused.items()])
     return report
+
+
+def _refused_dtype(t: Target, dtype: str) -> str | None:
+    """Why ``t`` cannot be checked in ``dtype`` (a framework's function runs in float64)."""
+    why = getattr(t, "unsupported_dtype", None)
+    return why(dtype) if why is not None else None
 
 
 def _fail(report: Report, message: str, tb: str | None, stats: dict[str, Any]) -> None:
@@ -272,8 +288,12 @@ def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,
              stats: dict[str, Any], references: list[Reference]) -> list[ExampleResult]:
     """Examples until ``count`` are usable: overflowing or kinked ones are re-sampled.  The
     external ``references`` run on the first :data:`REFERENCE_EXAMPLES` usable ones."""
-    results, usable = [], 0
-    for example in _drawn(t, dtype, count, seed):
+    results: list[ExampleResult] = []
+    usable = 0
+    drawn = iter(_drawn(t, dtype, count, seed))
+
+    def run(example: Any) -> ExampleResult:
+        nonlocal usable
         r = examine(t, example, options,
                     references=references if usable < REFERENCE_EXAMPLES else [])
         results.append(r)
@@ -284,8 +304,19 @@ def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,
             stats["skipped"][r.skipped] += 1
         else:
             usable += 1
-            if usable >= count:
-                break  # before the next example is drawn
+        return r
+
+    for example in drawn:
+        run(example)
+        if usable >= count:
+            break  # before the next example is drawn
+    if usable and all(r.empty for r in results if not r.skipped):
+        # every usable example was zero-size (a parameter choice or shape that leaves
+        # nothing to compare): draw on until one compares something
+        for example in drawn:
+            r = run(example)
+            if not (r.skipped or r.empty):
+                break
     stats["examples"][dtype] = usable
     return results
 

@@ -18,6 +18,7 @@ A path a target does not offer is listed by ``unsupported()`` with the reason.
 from __future__ import annotations
 
 import abc
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -356,6 +357,15 @@ def _name(fn: Any) -> str:
     return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn))
 
 
+def _accepts(accepts: Any, target: Any, inputs: Any, framework: str | None) -> bool:
+    """Whether a target kind takes ``target``: a predicate with an ``inputs`` parameter is
+    also given the inputs and ``framework=`` (a framework's function is told by its arrays);
+    a one-argument predicate (``register_target_kind``'s contract) only the target."""
+    if "inputs" in inspect.signature(accepts).parameters:
+        return bool(accepts(target, inputs=inputs, framework=framework))
+    return bool(accepts(target))
+
+
 def as_target(target: Any, inputs: Any = None, registry: Registry | None = None,
               **spec: Any) -> Target:
     """The :class:`Target` for ``target``: a Target, an op name or an ``Op`` (``inputs``:
@@ -370,9 +380,14 @@ def as_target(target: Any, inputs: Any = None, registry: Registry | None = None,
             raise TypeError(f"gradcheck.check: {target.name} is a Target; give inputs, params, "
                             "wrt and outputs to it, not to check()")
         return target
+    framework = spec.get("framework")
+    if framework is not None and (isinstance(target, (str, Op)) or not callable(target)):
+        raise TypeError(f"gradcheck.check: framework={framework!r} names the framework of a "
+                        "function; an op name or an Op is gradcheck's own")
     for accepts, factory in TARGET_KINDS:
-        if load(accepts)(target):
+        if _accepts(load(accepts), target, inputs, framework):
             return load(factory)(target, inputs=inputs, **spec)
+    spec.pop("framework", None)
     if isinstance(target, str):
         return OpTarget((registry or default_registry).get(target), inputs, **spec)
     if isinstance(target, Op):
