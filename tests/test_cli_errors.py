@@ -359,3 +359,11 @@ def test_cluster_workers_get_the_modules_of_function_targets() -> None:
     units = [("a", {"function": "my_fns:softclip"}), ("b", {"function": "tf.math.sin"}),
              ("c", {"function": "my_fns:other"}), ("sin", {"seed": 0})]
     assert _target_modules(units) == ["my_fns"]  # uploaded like a one-file --import module
+
+
+def test_an_op_rows_spec_is_checked_against_the_op_at_load(tmp_path: Path) -> None:
+    # inputs= with one input too many for 'sum' used to be taken for its axis parameter
+    suite = tmp_path / "s.toml"
+    suite.write_text('[suite]\nops = []\n\n[[op]]\nname = "sum"\ninputs = ["real", "real"]\n')
+    with pytest.raises(SuiteError, match=r"row 1 \('sum'\): op 'sum': takes 1 input"):
+        load_suite(str(suite), default_registry)

@@ -289,7 +289,28 @@ def load_suite(name_or_path: str | Path, registry: Registry | None = None) -> Su
     checked, skipped = suite.plan(registry)  # every name must resolve now, not mid-sweep
     _unique([p.name for p in checked + skipped], functions, path)
     _check_op_params(suite, registry or default_registry)
+    _check_op_specs(suite, registry or default_registry)
     return suite
+
+
+def _check_op_specs(suite: Suite, registry: Registry) -> None:
+    """Each ``[[op]]`` row's spec against each op it selects, as ``check`` would take it (the
+    input count, ``wrt`` and ``outputs`` against the op's): a bad one fails at load."""
+    from gradcheck.checker.targets import as_target
+
+    keys = ("inputs", "params", "wrt", "outputs", "shapes")
+    for index, row in enumerate(suite.rows):
+        spec = {k: row.settings[k] for k in keys if k in row.settings}
+        if not spec:
+            continue
+        for op in registry.select([row.name]):
+            try:
+                as_target(op, spec.get("inputs"), registry,
+                          **{k: v for k, v in spec.items() if k != "inputs"})
+            except (TypeError, ValueError) as error:
+                text = str(error).replace("gradcheck.check: ", "")
+                raise SuiteError(f"{suite.path}: [[op]] row {index + 1} ({row.name!r}): "
+                                 f"{text}") from None
 
 
 def _check_op_params(suite: Suite, registry: Registry) -> None:
@@ -456,7 +477,12 @@ def _function_row(row: dict[str, Any], path: Path, where: str) -> FunctionRow:
 def _spec(row: Mapping[str, Any], path: Path, where: str) -> dict[str, Any]:
     """A row's input spec (inputs, params, wrt, outputs, shapes), checked as ``check`` would:
     a bad one fails at load, naming the row, the input and the key."""
-    from gradcheck.checker.specs import resolve_inputs, resolve_positions, split_params
+    from gradcheck.checker.specs import (
+        check_shapes,
+        resolve_inputs,
+        resolve_positions,
+        split_params,
+    )
 
     out = {k: row[k] for k in _SPEC_KEYS if k in row}
     for key, kind in _SPEC_KEYS.items():
@@ -465,14 +491,13 @@ def _spec(row: Mapping[str, Any], path: Path, where: str) -> dict[str, Any]:
                              f"{out[key]!r}")
     who = f"{path}: {where}"
     try:
-        if "inputs" in out:
-            resolve_inputs(out["inputs"], who)
+        domains = resolve_inputs(out["inputs"], who) if "inputs" in out else None
         split_params(out.get("params"), who)
         n = len(out["inputs"]) if "inputs" in out else None
         resolve_positions(out.get("wrt"), n, who, "wrt")
         resolve_positions(out.get("outputs"), None, who, "outputs")
         if "shapes" in out:
-            parse_signature(out["shapes"])
+            check_shapes(out["shapes"], domains, who)
     except (TypeError, ValueError) as error:
         text = str(error).replace("gradcheck.check: ", "")
         raise SuiteError(text if text.startswith(str(path)) else f"{who}: {text}") from None
