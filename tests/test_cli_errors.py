@@ -364,6 +364,7 @@ def test_cluster_workers_get_the_modules_of_function_targets() -> None:
 def test_an_op_rows_spec_is_checked_against_the_op_at_load(tmp_path: Path) -> None:
     # inputs= with one input too many for 'sum' used to be taken for its axis parameter
     suite = tmp_path / "s.toml"
-    suite.write_text('[suite]\nops = []\n\n[[op]]\nname = "sum"\ninputs = ["real", "real"]\n')
+    suite.write_text("[suite]\nops = []\n\n[[op]]\nname = \"sum\"\ninputs = [\"real\", \"real\"]\n"
+                     "reason = \"a user's spec\"\n")
     with pytest.raises(SuiteError, match=r"row 1 \('sum'\): op 'sum': takes 1 input"):
         load_suite(str(suite), default_registry)
