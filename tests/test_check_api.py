@@ -254,3 +254,14 @@ def test_a_forward_that_raises_is_its_error_not_an_empty_example() -> None:
 def test_empty_dtypes_and_boolean_examples_are_refused(kwargs: dict) -> None:
     with pytest.raises(ValueError, match="dtypes= is empty|examples must be"):
         check("sin", **kwargs)
+
+
+def test_an_output_that_is_not_an_array_is_named() -> None:
+    report = check(lambda x: None, inputs=["real"], examples=2)
+    assert [f.message for f in report.failures][0].endswith(
+        "output 0 is None, not an array or a number: there is nothing to differentiate")
+
+
+def test_a_constant_python_float_output_passes() -> None:
+    # its derivative is zero on every path (the double-VJP's dummy takes a float's dtype)
+    assert check(lambda x: 1.0, inputs=["real"], examples=2).passed

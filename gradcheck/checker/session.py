@@ -136,6 +136,13 @@ class Session(Guarded):
         """Evaluate the outputs; :class:`Skip` when they are not finite (overflow)."""
         self.outs = leaves(self.evaluate("forward", lambda: self.problem.forward(self.x),
                                           primary=True))
+        for k, o in enumerate(self.outs):
+            if o.dtype.kind not in "fcbiu":  # None, a string, an arbitrary object
+                what = "None" if o.shape == () and o.item() is None else \
+                    f"a {type(o.item() if o.shape == () else o).__name__} ({o.dtype})"
+                self.structural("forward", "error", f"{self.target.name}: output {k} is {what}, "
+                                "not an array or a number: there is nothing to differentiate")
+                raise Stop("forward")
         self._natural.clear()  # it is a function of the outputs
         self._coarsest()
         if all(np.all(np.isfinite(o)) for o in self.outs if o.dtype.kind in "fc"):

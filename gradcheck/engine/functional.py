@@ -97,7 +97,7 @@ def double_vjp(f: Callable[..., Any], primals: Any, tangents: Any, dummy: Any = 
             if len(values) != len(out_leaves):
                 raise ValueError(f"double_vjp: {len(values)} dummies for {len(out_leaves)} "
                                  "outputs")
-            vs = [tensor(v, dtype=value_of(o).dtype)
+            vs = [tensor(v, dtype=np.asarray(value_of(o)).dtype)  # (o may be a Python float)
                   for v, o in zip(values, out_leaves, strict=True)]
             outer.watch(vs)
             if recorder is not None:
