@@ -413,8 +413,9 @@ def _unusable(op: str, dtypes: list[str], stats: dict[str, Any]) -> list[Finding
         out.append(Finding(
             op, "all", "all", "error",
             f"{op}: no usable example in {dtype}: every example drawn was skipped ({why}); "
-            "the forward is not finite there (NaN or inf inputs or outputs), or every sample "
-            "sits on a kink. Nothing was checked, so this is not a pass",
+            "the function or its numeric derivative is not finite there (NaN or inf inputs, "
+            "outputs or derivatives, e.g. sqrt at 0), or every sample sits on a kink. Nothing "
+            "was checked, so this is not a pass",
             details={"dtype": dtype, "skipped": skipped, "reason": "no usable examples"}))
     return out
 
