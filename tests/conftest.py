@@ -9,3 +9,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 # pytester runs pytest in a temporary directory; the plugin tests use it.
 pytest_plugins = ["pytester"]
+
+# The HTML report imports matplotlib when it first draws a plot.  A pytester run in this
+# process removes the modules first imported inside it afterwards; a later import then mixes
+# fresh and old matplotlib classes ("Invalid arguments to set_clip_path, of type Rectangle").
+# Imported here, before any pytester run, it is never removed.
+import matplotlib.figure  # noqa: E402, F401
