@@ -387,7 +387,8 @@ def _findings(t: Target, options: Options, report: Report, collector: Collector,
             f.kind = "silently_zero"
             f.message = (f"{path} is identically zero at every example where the numeric "
                          f"derivative is not (a rule returned nothing: None turned into "
-                         f"zeros?); first: {f.message}")
+                         f"zeros? or the computation left the framework's graph: .item(), "
+                         f".detach(), .numpy(), stop_gradient?); first: {f.message}")
         out.append(f)
     stats["shrink_calls"] = spent[False] + spent[True]
     return out
