@@ -92,6 +92,7 @@ def check_address(address: str) -> None:
     Checked before a ``Client`` exists: a Client that fails on a malformed address is left
     half-made, and closing it when it is collected hangs the process for 40 s."""
     try:
+        import distributed  # noqa: F401 - itself first: its submodules may be imported already
         from distributed.comm.addressing import parse_address, parse_host_port
         from distributed.comm.registry import backends
     except ImportError:
@@ -115,7 +116,11 @@ def connect(address: str) -> Any:
     """A ``distributed.Client`` on the scheduler at ``address``, or :class:`ExecutorError`
     saying why not."""
     check_address(address)
-    from distributed import Client
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ExecutorError(f"--scheduler {address}: Dask distributed is {UNAVAILABLE}") \
+            from None
 
     try:
         return Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
