@@ -217,3 +217,17 @@ def test_the_report_is_the_same_whatever_the_users_x64_setting(x64_off: None) ->
     jax.config.update("jax_enable_x64", True)
     on = check(jnp.tanh, inputs=["real"], examples=2, seed=3).to_json()
     assert off == on
+
+
+def test_a_path_jax_cannot_compute_is_said_once() -> None:
+    import jax
+    import jax.numpy as jnp
+
+    @jax.custom_vjp
+    def f(x: Any) -> Any:
+        return jnp.sin(x)
+
+    f.defvjp(lambda x: (jnp.sin(x), x), lambda x, g: (g * jnp.cos(x),))
+    report = check(f, inputs=["real"], examples=2)
+    said = [f.path for f in report.findings if f.kind == "unsupported"]
+    assert sorted(said) == ["hvp_fwd_rev", "hvp_rev_fwd", "jvp"], report.findings

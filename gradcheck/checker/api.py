@@ -269,6 +269,9 @@ def _run(report: Report, t: Target, options: Options, count: int) -> tuple[Any, 
                 kinks.append((r, dtype))
     by_side = {r.name: r for r in references}
     findings = _findings(t, active, report, collector, stats, _draws(count), by_side)
+    # a path the target says it cannot compute is said once, not again by each check that
+    # tried to use it (the double-VJP's identity with the JVP, say)
+    findings = [f for f in findings if not (f.kind == "unsupported" and f.path in unsupported)]
     findings += _unsupported(t.name, unsupported)
     findings += _nondifferentiable(t.name, kinks)
     findings += _unusable(t.name, report.dtypes, stats) if active.paths else []
