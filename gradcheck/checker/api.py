@@ -29,6 +29,14 @@ from gradcheck.checker.explore import (
     stream_seed,
     stream_start,
 )
+from gradcheck.checker.gaps import (
+    RESAMPLE_LIMIT,
+    nondifferentiable,
+    nothing_compared,
+    only_empty,
+    unsupported_paths,
+    unusable,
+)
 from gradcheck.checker.paths import PATHS
 from gradcheck.checker.references import INTERNAL, Reference, get_reference, known_references
 from gradcheck.checker.report import Cell, Finding, Report
@@ -46,8 +54,6 @@ __all__ = ["check", "assert_gradients", "DEFAULT_EXAMPLES", "RESAMPLE_LIMIT", "S
 #: Examples per dtype when ``examples`` is not given: all but the last are strata (fast
 #: mode: one per magnitude class, 1e-3 to 1e3), the last is a random draw.
 DEFAULT_EXAMPLES = {"fast": 9, "full": 4}
-#: Examples that sit on a kink before ``nondifferentiable`` is reported (and extra draws).
-RESAMPLE_LIMIT = 3
 #: Predicate calls Hypothesis may spend shrinking one finding, and one check in all.
 SHRINK_BUDGET = (40, 160)
 #: The same for findings a reference's own checks make about its framework: each predicate
@@ -272,12 +278,12 @@ def _run(report: Report, t: Target, options: Options, count: int) -> tuple[Any, 
     # a path the target says it cannot compute is said once, not again by each check that
     # tried to use it (the double-VJP's identity with the JVP, say)
     findings = [f for f in findings if not (f.kind == "unsupported" and f.path in unsupported)]
-    findings += _unsupported(t.name, unsupported)
-    findings += _nondifferentiable(t.name, kinks)
-    findings += _unusable(t.name, report.dtypes, stats) if active.paths else []
-    findings += _empty(t.name, empty) if active.paths else []
+    findings += unsupported_paths(t.name, unsupported)
+    findings += nondifferentiable(t.name, kinks)
+    findings += unusable(t.name, report.dtypes, stats) if active.paths else []
+    findings += only_empty(t.name, empty) if active.paths else []
     report.cells = _noted(collector.build_cells(unsupported), t, references) + ref_cells
-    findings += _nothing_compared(t.name, report.cells, options, sides, findings)
+    findings += nothing_compared(t.name, report.cells, options, sides, findings)
     report.findings = sort_findings(findings)
     report.stats = stats
     # the convergence plot needs something to differentiate: the first non-empty example
@@ -404,72 +410,6 @@ def _searching(options: Options) -> Options:
     confirmed in the check's own mode, and only a confirmed one replaces the finding's
     example."""
     return Options(options.paths, options.references, SEARCH)
-
-
-def _unusable(op: str, dtypes: list[str], stats: dict[str, Any]) -> list[Finding]:
-    """No usable example in a dtype is never a pass: a failing finding that says why."""
-    out = []
-    for dtype in dtypes:
-        if stats["examples"].get(dtype, 0):
-            continue
-        skipped = {k: n for k, n in stats["skipped"].items() if n}
-        why = ", ".join(f"{n} {k}" for k, n in sorted(skipped.items())) or "none drawn"
-        out.append(Finding(
-            op, "all", "all", "error",
-            f"{op}: no usable example in {dtype}: every example drawn was skipped ({why}); "
-            "the function or its numeric derivative is not finite there (NaN or inf inputs, "
-            "outputs or derivatives, e.g. sqrt at 0), or every sample sits on a kink. Nothing "
-            "was checked, so this is not a pass",
-            details={"dtype": dtype, "skipped": skipped, "reason": "no usable examples"}))
-    return out
-
-
-def _empty(op: str, dtypes: list[str]) -> list[Finding]:
-    """Examples whose differentiated inputs or outputs were all zero-size compared nothing:
-    when every usable one was, that is never a pass."""
-    return [Finding(
-        op, "all", "all", "error",
-        f"{op}: every usable example in {dtype} was empty (the differentiated inputs or the "
-        "checked outputs had no element), so no derivative entry was compared. Nothing was "
-        "checked, so this is not a pass: give inputs (or shapes) with elements",
-        details={"dtype": dtype, "reason": "only empty examples"}) for dtype in dtypes]
-
-
-def _nothing_compared(op: str, cells: list[Cell], options: Options, sides: tuple[str, ...],
-                      findings: list[Finding]) -> list[Finding]:
-    """When no path of the target itself was compared with anything (every selected path
-    unsupported, by the target or by its framework) and nothing else failed: an error, never
-    a pass."""
-    if not options.paths or any(f.kind == "error" for f in findings):
-        return []
-    if any(c.status in ("pass", "warn", "fail") for c in cells if c.reference not in sides):
-        return []
-    why = sorted({c.note for c in cells
-                  if c.status == "unsupported" and c.reference in INTERNAL and c.note})
-    return [Finding(
-        op, "all", "all", "error",
-        f"{op}: nothing was compared: no selected path ({', '.join(options.paths)}) could be "
-        "computed" + (f" ({'; '.join(why)})" if why else "") + ". Nothing was checked, so "
-        "this is not a pass: choose paths the target supports",
-        details={"reason": "nothing compared"})]
-
-
-def _unsupported(op: str, unsupported: dict[str, str]) -> list[Finding]:
-    return [Finding(op, path, "all", "unsupported", f"{path}: unsupported: {why}",
-                    details={"reason": why}) for path, why in unsupported.items()]
-
-
-def _nondifferentiable(op: str, kinks: list[tuple[ExampleResult, Any]]) -> list[Finding]:
-    """One info finding when samples kept landing on kinks after re-sampling."""
-    if len(kinks) < RESAMPLE_LIMIT:
-        return []
-    result, _ = kinks[0]
-    outcome = next(o for o in result.outcomes if o.kind == "nondifferentiable")
-    f = finding(op, outcome, result.example, kinks=len(kinks))
-    f.message = (f"{len(kinks)} samples landed on points where {op} is not differentiable "
-                 f"(left and right derivatives differ), after re-sampling; first: "
-                 f"{outcome.message}")
-    return [f]
 
 
 def format_failure(report: Report, limit: int = 5) -> str:

@@ -1,0 +1,85 @@
+"""Findings about what a check could not check: no usable example, only zero-size ones,
+nothing compared, paths the target cannot compute, samples that kept landing on kinks.
+Nothing checked is never a pass."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gradcheck.checker.assemble import finding
+from gradcheck.checker.examine import ExampleResult
+from gradcheck.checker.references import INTERNAL
+from gradcheck.checker.report import Cell, Finding
+from gradcheck.checker.session import Options
+
+__all__ = ["unusable", "only_empty", "nothing_compared", "unsupported_paths",
+           "nondifferentiable", "RESAMPLE_LIMIT"]
+
+#: Examples that sit on a kink before ``nondifferentiable`` is reported (and extra draws).
+RESAMPLE_LIMIT = 3
+
+
+def unusable(op: str, dtypes: list[str], stats: dict[str, Any]) -> list[Finding]:
+    """No usable example in a dtype is never a pass: a failing finding that says why."""
+    out = []
+    for dtype in dtypes:
+        if stats["examples"].get(dtype, 0):
+            continue
+        skipped = {k: n for k, n in stats["skipped"].items() if n}
+        why = ", ".join(f"{n} {k}" for k, n in sorted(skipped.items())) or "none drawn"
+        out.append(Finding(
+            op, "all", "all", "error",
+            f"{op}: no usable example in {dtype}: every example drawn was skipped ({why}); "
+            "the function or its numeric derivative is not finite there (NaN or inf inputs, "
+            "outputs or derivatives, e.g. sqrt at 0), or every sample sits on a kink. Nothing "
+            "was checked, so this is not a pass",
+            details={"dtype": dtype, "skipped": skipped, "reason": "no usable examples"}))
+    return out
+
+
+def only_empty(op: str, dtypes: list[str]) -> list[Finding]:
+    """Examples whose differentiated inputs or outputs were all zero-size compared nothing:
+    when every usable one was, that is never a pass."""
+    return [Finding(
+        op, "all", "all", "error",
+        f"{op}: every usable example in {dtype} was empty (the differentiated inputs or the "
+        "checked outputs had no element), so no derivative entry was compared. Nothing was "
+        "checked, so this is not a pass: give inputs (or shapes) with elements",
+        details={"dtype": dtype, "reason": "only empty examples"}) for dtype in dtypes]
+
+
+def nothing_compared(op: str, cells: list[Cell], options: Options, sides: tuple[str, ...],
+                      findings: list[Finding]) -> list[Finding]:
+    """When no path of the target itself was compared with anything (every selected path
+    unsupported, by the target or by its framework) and nothing else failed: an error, never
+    a pass."""
+    if not options.paths or any(f.kind == "error" for f in findings):
+        return []
+    if any(c.status in ("pass", "warn", "fail") for c in cells if c.reference not in sides):
+        return []
+    why = sorted({c.note for c in cells
+                  if c.status == "unsupported" and c.reference in INTERNAL and c.note})
+    return [Finding(
+        op, "all", "all", "error",
+        f"{op}: nothing was compared: no selected path ({', '.join(options.paths)}) could be "
+        "computed" + (f" ({'; '.join(why)})" if why else "") + ". Nothing was checked, so "
+        "this is not a pass: choose paths the target supports",
+        details={"reason": "nothing compared"})]
+
+
+def unsupported_paths(op: str, unsupported: dict[str, str]) -> list[Finding]:
+    return [Finding(op, path, "all", "unsupported", f"{path}: unsupported: {why}",
+                    details={"reason": why}) for path, why in unsupported.items()]
+
+
+def nondifferentiable(op: str, kinks: list[tuple[ExampleResult, Any]]) -> list[Finding]:
+    """One info finding when samples kept landing on kinks after re-sampling."""
+    if len(kinks) < RESAMPLE_LIMIT:
+        return []
+    result, _ = kinks[0]
+    outcome = next(o for o in result.outcomes if o.kind == "nondifferentiable")
+    f = finding(op, outcome, result.example, kinks=len(kinks))
+    f.message = (f"{len(kinks)} samples landed on points where {op} is not differentiable "
+                 f"(left and right derivatives differ), after re-sampling; first: "
+                 f"{outcome.message}")
+    return [f]
