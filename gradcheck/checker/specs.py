@@ -27,7 +27,7 @@ from gradcheck.checker.sampling import parse_signature
 from gradcheck.domains import Domain, Fixed, domain_from_table, domain_named
 
 __all__ = ["resolve_inputs", "split_params", "resolve_positions", "signature_for",
-           "select_outputs", "check_shapes"]
+           "bind_given", "select_outputs", "check_shapes"]
 
 
 def resolve_inputs(inputs: Any, who: str) -> list[Domain]:
@@ -103,7 +103,7 @@ def signature_for(domains: Sequence[Domain], shapes: Any) -> Any:
     domain's own, ``"(...,n,n)"``) and the literal shape of each given array (drawn inputs
     beside given arrays take the shape the given ones broadcast to)."""
     if shapes is not None:
-        return shapes
+        return bind_given(shapes, domains) if isinstance(shapes, str) else shapes
     given = [np.shape(d.value) for d in domains if isinstance(d, Fixed)]
     # beside given arrays, a drawn input takes their broadcast shape
     try:
@@ -114,6 +114,72 @@ def signature_for(domains: Sequence[Domain], shapes: Any) -> Any:
     return ",".join("(" + ",".join(str(n) for n in np.shape(d.value)) + ")"
                     if isinstance(d, Fixed) else
                     d.signature if d.signature != "(...)" else drawn for d in domains)
+
+
+def bind_given(shapes: str, domains: Sequence[Domain], who: str = "") -> str:
+    """``shapes`` with each given array's group replaced by its shape, and what the given
+    arrays fix (dimension names, the batch of a ``...`` group) carried into the drawn inputs'
+    groups: ``"(m,n),(n,k)"`` with a given (3, 4) array first is ``"(3,4),(4,k)"``.  Raise
+    when a given array does not fit its group, naming the input."""
+    groups = parse_signature(shapes)
+    if not any(isinstance(d, Fixed) for d in domains) or len(groups) != len(domains):
+        return shapes
+    sizes: dict[str, int] = {}
+    batches = []
+    for i, (domain, group) in enumerate(zip(domains, groups, strict=True)):
+        if isinstance(domain, Fixed):
+            shape = tuple(np.shape(domain.value))
+            where = (f"gradcheck.check: {who}, shapes: input {i} is {domain.describe()}, "
+                     f"which does not fit its group ({','.join(group)}): ")
+            batch = _fit(shape, group, sizes, where)
+            if batch is not None:
+                batches.append(batch)
+    try:
+        batch = np.broadcast_shapes(*batches) if batches else None
+    except ValueError:
+        raise ValueError(f"gradcheck.check: {who}, shapes: the given arrays' batch "
+                         f"dimensions {', '.join(map(str, batches))} do not broadcast "
+                         "together") from None
+    out = []
+    for domain, group in zip(domains, groups, strict=True):
+        if isinstance(domain, Fixed):
+            dims = [str(n) for n in np.shape(domain.value)]
+        else:
+            dims = []
+            for t in group:
+                if t == "...":
+                    dims.extend(["..."] if batch is None else [str(n) for n in batch])
+                else:
+                    dims.append(str(sizes[t]) if t in sizes else t)
+        out.append("(" + ",".join(dims) + ")")
+    return ",".join(out)
+
+
+def _fit(shape: tuple[int, ...], group: list[str], sizes: dict[str, int],
+         where: str) -> tuple[int, ...] | None:
+    """Match a given array's shape to its group, binding names in ``sizes``; its batch (the
+    dimensions ``...`` stands for), or None for a group without ``...``."""
+    if "..." in group:
+        k = group.index("...")
+        pre, post = group[:k], group[k + 1:]
+        if len(shape) < len(pre) + len(post):
+            raise ValueError(f"{where}it has {len(shape)} dimension(s), the group needs at "
+                             f"least {len(pre) + len(post)}")
+        core = list(zip(pre, shape[:len(pre)], strict=True)) + \
+            list(zip(post, shape[len(shape) - len(post):], strict=True))
+        batch: tuple[int, ...] | None = shape[len(pre):len(shape) - len(post)]
+    else:
+        if len(shape) != len(group):
+            raise ValueError(f"{where}it has {len(shape)} dimension(s), the group "
+                             f"{len(group)}")
+        core, batch = list(zip(group, shape, strict=True)), None
+    for token, n in core:
+        if token.isdigit() and int(token) != n:
+            raise ValueError(f"{where}its dimension {token!r} is {n}")
+        if not token.isdigit() and sizes.setdefault(token, n) != n:
+            raise ValueError(f"{where}its dimension {token!r} is {n}, but {sizes[token]} in "
+                             "an earlier given array")
+    return batch
 
 
 def check_shapes(shapes: Any, domains: Sequence[Domain] | None, who: str) -> None:
@@ -146,6 +212,7 @@ def check_shapes(shapes: Any, domains: Sequence[Domain] | None, who: str) -> Non
                          f"for {len(domains)} inputs (one group per input)")
     for i, (domain, group) in enumerate(zip(domains, groups, strict=True)):
         _check_matrix_group(domain, group, i, who)
+    bind_given(shapes, domains, who)
 
 
 def _check_matrix_group(domain: Domain, group: list[str], i: int, who: str) -> None:
