@@ -150,20 +150,32 @@ def test_an_op_can_be_checked_at_given_inputs() -> None:
     assert f.counterexample["inputs"] == [[0.3, -1.2]]
 
 
-def test_a_sample_on_a_kink_is_resampled_then_reported_as_info() -> None:
+def test_a_given_point_on_a_kink_is_tried_once_and_reported() -> None:
     import gradcheck.nn as gnn
 
     report = check(lambda x: gnn.relu(x), inputs=(np.array([0.0, 1.0]),), examples=2,
                    paths=["vjp"])
     kinds = sorted(f.kind for f in report.findings)
-    # every sample of this one point sits on the kink: reported, and nothing usable is left,
-    # which is never a pass
+    # the one given point sits on the kink: reported, and nothing usable is left, which is
+    # never a pass; trying it again with other directions would only land there again
     assert kinds == ["error", "nondifferentiable"] and not report.passed
-    assert report.stats["skipped"]["kink"] >= 3
+    assert report.stats["skipped"]["kink"] == 1
     info = next(f for f in report.findings if f.kind == "nondifferentiable")
-    assert "not differentiable" in info.message
+    assert "the given point is where" in info.message and "not differentiable" in info.message
     (error,) = report.failures
     assert "no usable example" in error.message and "kink" in error.message
+    assert "cannot be re-sampled" in error.message
+
+
+def test_drawn_samples_on_a_kink_are_drawn_again_then_reported() -> None:
+    import gradcheck.nn as gnn
+
+    # every value of this interval is within a step of relu's kink at 0
+    report = check(lambda x: gnn.relu(x), examples=2,
+                   inputs=[{"domain": "interval", "low": -1e-12, "high": 1e-12}])
+    assert report.stats["skipped"]["kink"] > 3 and not report.passed
+    info = next(f for f in report.findings if f.kind == "nondifferentiable")
+    assert "samples landed on points where" in info.message and "re-sampling" in info.message
 
 
 def test_overflowing_samples_are_skipped_and_counted_not_failed() -> None:

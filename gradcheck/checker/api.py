@@ -279,8 +279,9 @@ def _run(report: Report, t: Target, options: Options, count: int) -> tuple[Any, 
     # tried to use it (the double-VJP's identity with the JVP, say)
     findings = [f for f in findings if not (f.kind == "unsupported" and f.path in unsupported)]
     findings += unsupported_paths(t.name, unsupported)
-    findings += nondifferentiable(t.name, kinks)
-    findings += unusable(t.name, report.dtypes, stats) if active.paths else []
+    given = t.given_point
+    findings += nondifferentiable(t.name, kinks, given)
+    findings += unusable(t.name, report.dtypes, stats, given) if active.paths else []
     findings += only_empty(t.name, empty) if active.paths else []
     report.cells = _noted(collector.build_cells(unsupported), t, references) + ref_cells
     findings += nothing_compared(t.name, report.cells, options, sides, findings)
@@ -316,9 +317,9 @@ def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,
         return r
 
     for example in drawn:
-        run(example)
-        if usable >= count:
-            break  # before the next example is drawn
+        r = run(example)
+        if usable >= count or (r.skipped and t.given_point):
+            break  # before the next example is drawn (a given point would only repeat)
     if usable and all(r.empty for r in results if not r.skipped):
         # every usable example was zero-size (a parameter choice or shape that leaves
         # nothing to compare): draw on until one compares something

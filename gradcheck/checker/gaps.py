@@ -19,20 +19,29 @@ __all__ = ["unusable", "only_empty", "nothing_compared", "unsupported_paths",
 RESAMPLE_LIMIT = 3
 
 
-def unusable(op: str, dtypes: list[str], stats: dict[str, Any]) -> list[Finding]:
-    """No usable example in a dtype is never a pass: a failing finding that says why."""
+def unusable(op: str, dtypes: list[str], stats: dict[str, Any],
+             given: bool = False) -> list[Finding]:
+    """No usable example in a dtype is never a pass: a failing finding that says why
+    (``given``: every example was the one given point)."""
     out = []
     for dtype in dtypes:
         if stats["examples"].get(dtype, 0):
             continue
         skipped = {k: n for k, n in stats["skipped"].items() if n}
         why = ", ".join(f"{n} {k}" for k, n in sorted(skipped.items())) or "none drawn"
+        head = (f"no usable example in {dtype}: the given point was skipped "
+                f"({', '.join(sorted(skipped))}): "
+                "the function or its numeric derivative is not finite there (NaN or inf "
+                "inputs, outputs or derivatives, e.g. sqrt at 0), or it sits on a kink, and a "
+                "given point cannot be re-sampled. Give another point or drawn inputs"
+                if given else
+                f"no usable example in {dtype}: every example drawn was skipped ({why}); "
+                "the function or its numeric derivative is not finite there (NaN or inf "
+                "inputs, outputs or derivatives, e.g. sqrt at 0), or every sample sits on a "
+                "kink")
         out.append(Finding(
             op, "all", "all", "error",
-            f"{op}: no usable example in {dtype}: every example drawn was skipped ({why}); "
-            "the function or its numeric derivative is not finite there (NaN or inf inputs, "
-            "outputs or derivatives, e.g. sqrt at 0), or every sample sits on a kink. Nothing "
-            "was checked, so this is not a pass",
+            f"{op}: {head}. Nothing was checked, so this is not a pass",
             details={"dtype": dtype, "skipped": skipped, "reason": "no usable examples"}))
     return out
 
@@ -72,14 +81,18 @@ def unsupported_paths(op: str, unsupported: dict[str, str]) -> list[Finding]:
                     details={"reason": why}) for path, why in unsupported.items()]
 
 
-def nondifferentiable(op: str, kinks: list[tuple[ExampleResult, Any]]) -> list[Finding]:
-    """One info finding when samples kept landing on kinks after re-sampling."""
-    if len(kinks) < RESAMPLE_LIMIT:
+def nondifferentiable(op: str, kinks: list[tuple[ExampleResult, Any]],
+                      given: bool = False) -> list[Finding]:
+    """One info finding when samples kept landing on kinks after re-sampling, or when the
+    one ``given`` point sits on a kink."""
+    if not kinks or (len(kinks) < RESAMPLE_LIMIT and not given):
         return []
     result, _ = kinks[0]
     outcome = next(o for o in result.outcomes if o.kind == "nondifferentiable")
     f = finding(op, outcome, result.example, kinks=len(kinks))
-    f.message = (f"{len(kinks)} samples landed on points where {op} is not differentiable "
+    f.message = (f"the given point is where {op} is not differentiable (left and right "
+                 f"derivatives differ): {outcome.message}" if given else
+                 f"{len(kinks)} samples landed on points where {op} is not differentiable "
                  f"(left and right derivatives differ), after re-sampling; first: "
                  f"{outcome.message}")
     return [f]

@@ -87,6 +87,9 @@ class Target(abc.ABC):
     grad_op: str | None = None
     #: ((output, axis), ...): outputs whose vectors are defined up to sign.
     gauge: tuple[tuple[int, int], ...] = ()
+    #: Whether every example is one given point (only the directions differ): what skips
+    #: one example there (a kink, an overflow) skips them all.
+    given_point: bool = False
 
     @abc.abstractmethod
     def strategy(self, dtype: str, stratum: Stratum | None = None) -> st.SearchStrategy[Example]:
@@ -238,6 +241,7 @@ class OpTarget(Target):
         self.domains: tuple[Domain, ...] = tuple(self.spec.domains or op.meta.get("inputs")
                                                  or ())
         self.fixed = self.spec.point
+        self.given_point = self.fixed is not None
 
     def strategy(self, dtype: str, stratum: Stratum | None = None) -> st.SearchStrategy[Example]:
         return self.spec.strategy(self.op, dtype, stratum)
@@ -306,6 +310,7 @@ class FunctionTarget(Target):
         self.fixed: list[np.ndarray] = point or []
         #: Whether values are drawn (False: checked at the given point).
         self.domains = point is None
+        self.given_point = point is not None
 
     def default_dtypes(self) -> tuple[str, ...]:
         return DEFAULT_DTYPES if self.domains else _float_dtypes(self.fixed)
