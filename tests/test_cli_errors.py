@@ -88,6 +88,8 @@ def test_report_fail_on_keeps_the_recorded_failure_rate(
      "importing it raised ValueError: op 'my.x': unknown metadata key 'kinkz'"),
     ("def f(:\n", "importing it raised SyntaxError: invalid syntax (user_mod.py, line 1)"),
     ('raise RuntimeError("boom at import")\n', "importing it raised RuntimeError: boom at import"),
+    ("import sys\nsys.exit(3)\n", "importing it called sys.exit(3) (guard a script's main "
+                                  "code with if __name__ == '__main__')"),
 ])
 def test_import_that_raises_is_a_usage_error(workdir: Path, capsys: pytest.CaptureFixture[str],
                                             source: str, error: str) -> None:

@@ -303,6 +303,10 @@ def import_modules(names: Iterable[str]) -> list[str]:
         except Exception as error:  # noqa: BLE001 - the user's module: any error is theirs
             raise UsageError(f"--import {given}: importing it raised "
                              f"{type(error).__name__}: {error}") from None
+        except SystemExit as error:  # a script run as a module: its exit is no result of ours
+            raise UsageError(f"--import {given}: importing it called sys.exit({error.code!r}) "
+                             "(guard a script's main code with if __name__ == '__main__')"
+                             ) from None
         if folder:
             _same_file(given, module)
         modules.append(name)
