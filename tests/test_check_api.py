@@ -251,6 +251,8 @@ def test_a_failing_identity_says_which_path_the_numeric_reference_supports() -> 
     (identity,) = [f for f in report.failures if f.reference == "self"]
     assert identity.path == "jvp"
     assert "supports jvp and rejects vjp here: vjp is wrong" in identity.message
+    assert identity.details["numeric_rejects"] == "vjp"
+    assert identity.details["numeric_supports"] == "jvp"
     assert {f.path for f in report.failures if f.reference == "numeric"} == {"vjp"}
 
 

@@ -174,14 +174,15 @@ def judge(sess: Session, sides: Callable[[Session], Sides]) -> tuple[Verdict, Si
 
 
 def _record(sess: Session, path: str, against: str, verdict: Verdict, what: str,
-            directions: dict[str, Arrays], shapes: list[tuple[int, ...]] | None = None) -> None:
+            directions: dict[str, Arrays], shapes: list[tuple[int, ...]] | None = None,
+            blame: dict[str, str] | None = None) -> None:
     index, at = None, ""
     if verdict.worst is not None and shapes is not None:
         index, at = where(verdict.worst, shapes, "element")
         at = f" at {at}"
     message = "" if verdict.passed else f"{what}: {describe(verdict)}{at}"
     sess.record(Outcome(path, "self", None if verdict.passed else "mismatch", verdict, message,
-                        {"against": against}, directions, index))
+                        {"against": against, **(blame or {})}, directions, index))
 
 
 def self_check(sess: Session, path: str) -> None:
@@ -191,17 +192,22 @@ def self_check(sess: Session, path: str) -> None:
     for identity in row(path).identities:
         verdict, _ = judge(sess, identity.sides)
         shapes = identity.shapes(sess) if identity.shapes is not None else None
-        message = identity.message
+        message, blame = identity.message, {}
         if not verdict.passed:
-            message += _supported(sess, path, identity.against)
+            judged = _supported(sess, path, identity.against)
+            if judged is not None:
+                right, wrong = judged
+                message += (f"; the numeric reference supports {right} and rejects {wrong} "
+                            f"here: {wrong} is wrong")
+                blame = {"numeric_supports": right, "numeric_rejects": wrong}
         _record(sess, path, identity.against, verdict, message,
-                identity.directions(sess), shapes)
+                identity.directions(sess), shapes, blame)
 
 
-def _supported(sess: Session, path: str, against: str) -> str:
-    """``"; the numeric reference supports jvp and rejects vjp here"`` when the numeric checks
-    of the two paths at this example went different ways (empty otherwise): an identity
-    fails on both of its paths, and this says which one is wrong."""
+def _supported(sess: Session, path: str, against: str) -> tuple[str, str] | None:
+    """``(right, wrong)`` when the numeric checks of the two paths at this example went
+    different ways (None otherwise): an identity fails on both of its paths, and this says
+    which one is wrong (the finding stays in the cell of the path whose identity it is)."""
     def judged() -> dict[str, bool]:
         return {o.path: o.kind is None for o in sess.outcomes
                 if o.reference == "numeric" and o.path in (path, against)}
@@ -214,12 +220,11 @@ def _supported(sess: Session, path: str, against: str) -> str:
             try:
                 numeric_check(sess, p)
             except Stop:
-                return ""
+                return None
         verdicts = judged()
     if len(verdicts) < 2 or verdicts[path] == verdicts[against]:
-        return ""
-    right, wrong = (path, against) if verdicts[path] else (against, path)
-    return f"; the numeric reference supports {right} and rejects {wrong} here: {wrong} is wrong"
+        return None
+    return (path, against) if verdicts[path] else (against, path)
 
 
 # -- linearity --------------------------------------------------------------------------------
