@@ -9,6 +9,8 @@ Each op names its equivalents (``equivalents=``): numpy's function and TensorFlo
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.special
 
@@ -70,11 +72,29 @@ divide = _binary(
 )
 
 
+def _zero_at(x: Any) -> np.ndarray:
+    """Where ``x`` is exactly zero (a constant mask: its derivative is zero)."""
+    return np.asarray(value_of(x)) == 0
+
+
 def _pow_dx(x, y, out):
-    return y * power(x, y - 1)
+    """y * x**(y - 1), and 0 at x = y = 0 (x**0 is constant), not 0 * inf = nan.
+
+    Only that point's exponent is replaced: at y = 0 and x != 0 the exponent stays y - 1,
+    so the rule's own derivative in y (the mixed second derivative, 1/x there) stays right.
+    """
+    exponent = y - 1
+    both = _zero_at(x) & _zero_at(y)
+    if both.any():
+        exponent = where(both, 1, exponent)
+    return y * power(x, exponent)
 
 
 def _pow_dy(x, y, out):
+    """x**y * log(x), and 0 at x = 0 (0**y is 0 for y > 0), not 0 * -inf = nan."""
+    zero = _zero_at(x)
+    if zero.any():
+        x = where(zero, 1, x)  # log(1) = 0; the unselected x gets a zero cotangent, no nan
     return out * log(x)
 
 
