@@ -20,9 +20,15 @@ from gradcheck.domains import REAL
 from gradcheck.engine.op import define_op
 from gradcheck.engine.tensor import value_of
 from gradcheck.ops.cumulative import REAL_WITH_ZEROS, exclusive_cumprod
-from gradcheck.ops.elementwise import exp
+from gradcheck.ops.elementwise import astype, exp
 from gradcheck.ops.refs import NoEquivalent
-from gradcheck.ops.rules import dtype_of, normalize_axis, shape_of, zeros_like_rule
+from gradcheck.ops.rules import (
+    cast_cotangent,
+    dtype_of,
+    normalize_axis,
+    shape_of,
+    zeros_like_rule,
+)
 
 ANY = "(...)"
 
@@ -115,6 +121,47 @@ def _tf_reduction(name: str) -> Callable[..., Any]:
     return call
 
 
+# -- numpy's other keywords ------------------------------------------------------------------
+# numpy passes ``out=None`` (and ``dtype=None``) itself, e.g. ``np.max(t)`` calls ``t.max(axis=None,
+# out=None)``, so the reductions take numpy's full signatures.  Rules receive every keyword a
+# call gave; they take the op's output positionally only (``/``), so numpy's ``out=`` keyword
+# lands in ``**numpy_kw`` instead of clashing with it.
+#: How to do without numpy's ``initial=`` and ``where=``, per reduction.
+_INSTEAD_OF_INITIAL = {"sum": "gnp.sum(x) + initial", "prod": "gnp.prod(x) * initial",
+                       "max": "gnp.maximum(gnp.max(x), initial)",
+                       "min": "gnp.minimum(gnp.min(x), initial)"}
+_INSTEAD_OF_WHERE = {"sum": "gnp.sum(gnp.where(mask, x, 0))",
+                     "prod": "gnp.prod(gnp.where(mask, x, 1))",
+                     "max": "gnp.max(gnp.where(mask, x, -np.inf))",
+                     "min": "gnp.min(gnp.where(mask, x, np.inf))"}
+
+
+def numpy_only(op: str, out: Any = None, initial: Any = None, where: Any = True) -> None:
+    """Refuse numpy's keywords the engine cannot honour, naming the op and a way round."""
+    if out is not None:
+        raise TypeError(f"op {op!r}: out= is not supported (ops return a new array, they never "
+                        f"write into one); got {type(out).__name__}: assign the result instead")
+    if initial is not None:
+        raise ValueError(f"op {op!r}: initial= is not supported, got {initial!r}; write "
+                         f"{_INSTEAD_OF_INITIAL.get(op, 'it out')} instead")
+    if not (where is True or np.all(value_of(where))):  # an all-true mask selects everything
+        raise ValueError(f"op {op!r}: where= is not supported; select the entries instead: "
+                         f"{_INSTEAD_OF_WHERE.get(op, f'gnp.{op}(x[mask])')}")
+
+
+def in_dtype(x: Any, dtype: Any) -> Any:
+    """``x`` cast to numpy's ``dtype=`` (None: as it is): a reduction with ``dtype`` is the
+    reduction of the cast input, which is how its rules differentiate it."""
+    if dtype is None or np.dtype(dtype) == dtype_of(x):
+        return x
+    return astype(x, np.dtype(dtype))
+
+
+def back_to(ct: Any, x: Any) -> Any:
+    """A cotangent computed in a ``dtype=`` cast back to the input's own dtype."""
+    return ct if dtype_of(ct) == dtype_of(x) else cast_cotangent(ct, dtype_of(x))
+
+
 def _reduce(name, forward, vjp, jvp=None, inputs=(REAL,), **meta):
     meta.setdefault("shapes", ANY)
     meta.setdefault("params", REDUCE_PARAMS)
@@ -122,18 +169,26 @@ def _reduce(name, forward, vjp, jvp=None, inputs=(REAL,), **meta):
 
 
 # -- linear -------------------------------------------------------------------------------
-def _mean_forward(x, axis=None, *, keepdims=False):
+def _sum_forward(x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    """numpy.sum(x, axis, dtype, keepdims=...); numpy's out, initial and where: defaults only."""
+    numpy_only("sum", out, initial, where)
+    return np.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _mean_forward(x, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """numpy.mean; nan (no warning) where a mean is taken over no entries."""
+    numpy_only("mean", out, where=where)
     x = np.asarray(x)
     if x.size:
-        return np.mean(x, axis=axis, keepdims=keepdims)
-    return np.sum(x, axis=axis, keepdims=keepdims) * np.nan
+        return np.mean(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    return np.sum(x, axis=axis, dtype=dtype, keepdims=keepdims) * np.nan
 
 
 sum = _reduce(  # noqa: A001 - numpy's name
-    "sum", lambda x, axis=None, *, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),
-    vjp=lambda g, out, x, axis=None, keepdims=False: expand_to(g, x, axis, keepdims),
-    linear=True, doc="numpy.sum(x, axis, keepdims=...).",
+    "sum", _sum_forward,
+    vjp=lambda g, out, x, /, axis=None, dtype=None, keepdims=False, **numpy_kw:
+        back_to(expand_to(g, x, axis, keepdims), x),
+    linear=True,
     equivalents={"numpy": "sum", "tensorflow": _tf_reduction("reduce_sum")},
 )
 
@@ -144,11 +199,11 @@ def _mean_count(x, axis):
 
 mean = _reduce(
     "mean", _mean_forward,
-    vjp=lambda g, out, x, axis=None, keepdims=False:
-        expand_to(g, x, axis, keepdims) / _mean_count(x, axis),
+    vjp=lambda g, out, x, /, axis=None, dtype=None, keepdims=False, **numpy_kw:
+        back_to(expand_to(g, x, axis, keepdims) / _mean_count(x, axis), x),
     # not mean(t): over no entries the tangent is 0 (nothing moves), not nan
-    jvp=lambda ts, out, x, axis=None, keepdims=False:
-        sum(ts[0], axis=axis, keepdims=keepdims) / _mean_count(x, axis),
+    jvp=lambda ts, out, x, /, axis=None, dtype=None, keepdims=False, **numpy_kw:
+        sum(ts[0], axis=axis, dtype=dtype, keepdims=keepdims) / _mean_count(x, axis),
     linear=True, shapes=reducible_shapes, params=NONEMPTY_PARAMS,
     equivalents={"numpy": "mean", "tensorflow": _tf_reduction("reduce_mean")},
 )
@@ -170,15 +225,21 @@ def _others(x, axis):
     return transpose(back, tuple(int(i) for i in np.argsort(perm)))
 
 
+def _prod_forward(x, axis=None, dtype=None, out=None, keepdims=False, initial=None,
+                  where=True):
+    """numpy.prod(x, axis, dtype, keepdims=...); exact derivatives with zeros in x."""
+    numpy_only("prod", out, initial, where)
+    return np.prod(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
 prod = _reduce(
-    "prod",
-    lambda x, axis=None, *, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims),
-    vjp=lambda g, out, x, axis=None, keepdims=False:
-        expand_to(g, x, axis, keepdims) * _others(x, axis),
-    jvp=lambda ts, out, x, axis=None, keepdims=False:
-        sum(ts[0] * _others(x, axis), axis=axis, keepdims=keepdims),
+    "prod", _prod_forward,
+    vjp=lambda g, out, x, /, axis=None, dtype=None, keepdims=False, **numpy_kw:
+        back_to(expand_to(g, x, axis, keepdims) * _others(in_dtype(x, dtype), axis), x),
+    jvp=lambda ts, out, x, /, axis=None, dtype=None, keepdims=False, **numpy_kw:
+        sum(in_dtype(ts[0], dtype) * _others(in_dtype(x, dtype), axis), axis=axis,
+            keepdims=keepdims),
     inputs=(REAL_WITH_ZEROS,),
-    doc="numpy.prod(x, axis, keepdims=...); exact derivatives with zeros in x.",
     equivalents={"numpy": "prod", "tensorflow": _tf_reduction("reduce_prod")},
 )
 
@@ -192,16 +253,17 @@ def _tie_weights(x, out, axis, keepdims):
 
 
 def _extreme(name, numpy_fn):
-    def forward(x, axis=None, *, keepdims=False):
+    def forward(x, axis=None, out=None, keepdims=False, initial=None, where=True):
+        numpy_only(name, out, initial, where)
         return numpy_fn(x, axis=axis, keepdims=keepdims)
 
     forward.__doc__ = (f"numpy.{name}(x, axis, keepdims=...); the derivative at ties is split "
                        "evenly among the tied entries (as TensorFlow and JAX do).")
     return _reduce(
         name, forward,
-        vjp=lambda g, out, x, axis=None, keepdims=False:
+        vjp=lambda g, out, x, /, axis=None, keepdims=False, **numpy_kw:
             expand_to(g, x, axis, keepdims) * _tie_weights(x, out, axis, keepdims),
-        jvp=lambda ts, out, x, axis=None, keepdims=False:
+        jvp=lambda ts, out, x, /, axis=None, keepdims=False, **numpy_kw:
             sum(ts[0] * _tie_weights(x, out, axis, keepdims), axis=axis, keepdims=keepdims),
         shapes=reducible_shapes, params=NONEMPTY_PARAMS, kinks="ties",
         equivalents={"numpy": name, "tensorflow": _tf_reduction(f"reduce_{name}")},
@@ -283,13 +345,34 @@ def _centered(x, axis):
     return x - mean(x, axis=axis, keepdims=True)
 
 
-def _var_vjp(g, out, x, axis=None, ddof=0, keepdims=False):
-    return expand_to(g, x, axis, keepdims) * _centered(x, axis) * (2 / _dof("var", x, axis, ddof))
+def _no_entries(x: Any) -> bool:
+    """``x`` has no entries: its only derivative is an empty array, whatever ``ddof`` says
+    (the moments over no entries are nan constants; nothing moves them)."""
+    return 0 in shape_of(x)
 
 
-def _var_jvp(ts, out, x, axis=None, ddof=0, keepdims=False):
+def _moment_forward(name: str, numpy_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """numpy.var or numpy.std with numpy's signature (its out and where: defaults only)."""
+    def forward(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True):
+        numpy_only(name, out, where=where)
+        return numpy_fn(x, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    return forward
+
+
+def _var_vjp(g, out, x, /, axis=None, dtype=None, ddof=0, keepdims=False, **numpy_kw):
+    if _no_entries(x):
+        return zeros_like_rule(x)
+    xc = in_dtype(x, dtype)
     scale = 2 / _dof("var", x, axis, ddof)
-    return sum(ts[0] * _centered(x, axis), axis=axis, keepdims=keepdims) * scale
+    return back_to(expand_to(g, xc, axis, keepdims) * _centered(xc, axis) * scale, x)
+
+
+def _var_jvp(ts, out, x, /, axis=None, dtype=None, ddof=0, keepdims=False, **numpy_kw):
+    if _no_entries(x):
+        return zeros_like_rule(out)
+    scale = 2 / _dof("var", x, axis, ddof)
+    centered = _centered(in_dtype(x, dtype), axis)
+    return sum(in_dtype(ts[0], dtype) * centered, axis=axis, keepdims=keepdims) * scale
 
 
 def _tf_moment(tf: Any, name: str, x: Any, axis: Any, ddof: int, keepdims: bool) -> Any:
@@ -311,34 +394,38 @@ def _tf_std(tf: Any, x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = F
 
 var = _reduce(
     "var",
-    lambda x, axis=None, *, ddof=0, keepdims=False:
-        np.var(x, axis=axis, ddof=ddof, keepdims=keepdims),
+    _moment_forward("var", np.var),
     vjp=_var_vjp, jvp=_var_jvp, shapes=reducible_shapes, params=_moment_params,
-    doc="numpy.var(x, axis, ddof=..., keepdims=...).",
+    doc="numpy.var(x, axis, dtype, ddof=..., keepdims=...).",
     equivalents={"numpy": "var", "tensorflow": _tf_var},
 )
 
 
-def _std_vjp(g, out, x, axis=None, ddof=0, keepdims=False):
+def _std_vjp(g, out, x, /, axis=None, dtype=None, ddof=0, keepdims=False, **numpy_kw):
+    if _no_entries(x):
+        return zeros_like_rule(x)
     n = _dof("std", x, axis, ddof)
     if reduced_size(shape_of(x), axis) == 1:  # one entry per group: std is identically 0
         return zeros_like_rule(x)
-    return expand_to(g / out, x, axis, keepdims) * _centered(x, axis) * (1 / n)
+    xc = in_dtype(x, dtype)
+    return back_to(expand_to(g / out, xc, axis, keepdims) * _centered(xc, axis) * (1 / n), x)
 
 
-def _std_jvp(ts, out, x, axis=None, ddof=0, keepdims=False):
+def _std_jvp(ts, out, x, /, axis=None, dtype=None, ddof=0, keepdims=False, **numpy_kw):
+    if _no_entries(x):
+        return zeros_like_rule(out)
     n = _dof("std", x, axis, ddof)
     if reduced_size(shape_of(x), axis) == 1:
         return zeros_like_rule(out)
-    return sum(ts[0] * _centered(x, axis), axis=axis, keepdims=keepdims) / out * (1 / n)
+    centered = _centered(in_dtype(x, dtype), axis)
+    return sum(in_dtype(ts[0], dtype) * centered, axis=axis, keepdims=keepdims) / out * (1 / n)
 
 
 std = _reduce(
     "std",
-    lambda x, axis=None, *, ddof=0, keepdims=False:
-        np.std(x, axis=axis, ddof=ddof, keepdims=keepdims),
+    _moment_forward("std", np.std),
     vjp=_std_vjp, jvp=_std_jvp, shapes=reducible_shapes, params=_moment_params, kinks="ties",
-    doc="numpy.std(x, axis, ddof=..., keepdims=...); not differentiable where all the "
+    doc="numpy.std(x, axis, dtype, ddof=..., keepdims=...); not differentiable where all the "
         "entries of a group are equal (zero variance), except over single entries (std = 0).",
     equivalents={"numpy": "std", "tensorflow": _tf_std},
 )

@@ -1,0 +1,170 @@
+"""Fixes to ops found by exploring the numpy namespace against numpy, autograd and JAX.
+
+Each test failed before its fix: power's derivatives at zeros (nan), numpy keywords the
+reductions refused, var and std of an empty input, svd(compute_uv=False), svd's singular
+values of a non-square matrix, clip with array bounds, and numpy functions gnp lacked (sort,
+argsort, diff, take_along_axis).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+from op_harness import JVP_METHODS, assert_passed, engine_vjp
+
+import gradcheck as gc
+import gradcheck.numpy as gnp
+from gradcheck.checker import format_failure
+from gradcheck.engine.tensor import value_of
+
+
+def jvps(f: Any, x: np.ndarray, t: np.ndarray) -> dict[str, np.ndarray]:
+    """The JVP of ``f`` at ``x`` in direction ``t`` by every method the engine has."""
+    return {m: np.asarray(value_of(gc.jvp(f, [x], [t], method=m)[1])) for m in JVP_METHODS}
+
+
+# -- power at zeros ------------------------------------------------------------------------
+@pytest.mark.parametrize("exponent", [0, 0.0, np.array([0.0, 0.0])], ids=["int", "float", "array"])
+def test_power_zero_exponent_at_zero_has_zero_derivative(exponent: Any) -> None:
+    x = np.array([0.0, 2.0])
+    f = lambda a: a ** exponent  # noqa: E731
+    (g,) = engine_vjp(f, [x], np.ones(2))
+    np.testing.assert_array_equal(g, [0.0, 0.0])
+    for method, t in jvps(f, x, np.ones(2)).items():
+        np.testing.assert_array_equal(t, [0.0, 0.0], err_msg=method)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_power_derivative_in_the_exponent_at_a_zero_base(dtype: Any) -> None:
+    # 0**y is 0 for every y > 0, so d/dy is 0 (autograd, JAX and torch agree), not 0 * log 0
+    x, y = np.array([0.0, 2.0], dtype), np.array([2.0, 0.5], dtype)
+    gx, gy = engine_vjp(lambda a, b: gnp.power(a, b), [x, y], np.ones(2, dtype))
+    np.testing.assert_allclose(gx, [0.0, 0.5 * 2.0 ** -0.5], rtol=1e-6)
+    np.testing.assert_allclose(gy, [0.0, 2.0 ** 0.5 * math.log(2.0)], rtol=1e-6)
+    assert gx.dtype == gy.dtype == dtype
+    (t,) = [gc.jvp(lambda b: gnp.power(x, b), [y], [np.ones(2, dtype)])[1]]
+    np.testing.assert_allclose(value_of(t), gy, rtol=1e-6)
+
+
+def hessian_of_power(x: float, y: float) -> np.ndarray:
+    """The engine's Hessian of x**y at (x, y), by forward-over-reverse HVPs."""
+    f = lambda v: gnp.sum(v[0] ** v[1])  # noqa: E731
+    rows = [gc.hvp(f, (np.array([x, y]),), (e,))[0] for e in np.eye(2)]
+    return np.array([np.asarray(value_of(r)) for r in rows])
+
+
+def test_power_second_derivatives_where_the_guards_act() -> None:
+    # at y = 0, x != 0: f_xy = x**(y-1) (1 + y log x) = 1/x (the guard must not replace y - 1
+    # there), f_xx = 0, f_yy = log(x)**2
+    np.testing.assert_allclose(hessian_of_power(2.0, 0.0),
+                               [[0.0, 0.5], [0.5, math.log(2.0) ** 2]], rtol=1e-14)
+    # at x = 0, y = 2: f_xx = 2, f_xy = lim x (1 + 2 log x) = 0, f_yy = lim x**2 log(x)**2 = 0
+    np.testing.assert_allclose(hessian_of_power(0.0, 2.0), [[2.0, 0.0], [0.0, 0.0]], atol=0)
+
+
+def test_power_checks_at_zeros() -> None:
+    """Every path (second order included) against the numeric reference at points where the
+    rules used to give nan: in x with y held at 0 and 2, in y with x held at 0."""
+    x, y = np.array([0.0, 0.0, 1.5]), np.array([0.0, 2.0, 0.0])
+    assert_passed(gc.check("power", inputs=[x, y], wrt=[0], seed=0))
+    assert_passed(gc.check("power", inputs=[np.array([0.0, 0.0, 1.5]), np.array([2.0, 3.0, 0.0])],
+                           wrt=[1], seed=0))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_power_still_passes_its_own_check(seed: int) -> None:
+    assert_passed(gc.check("power", seed=seed))
+
+
+def test_power_full_mode() -> None:
+    report = gc.check("power", mode="full", seed=0)
+    assert report.passed, format_failure(report)
+
+
+# -- numpy's keywords on the reductions ------------------------------------------------------
+X = np.array([[1.5, -2.0, 3.0], [0.5, 1.0, 2.0]])
+DTYPE_REDUCTIONS = [gnp.sum, gnp.mean, gnp.prod, gnp.var, gnp.std]
+
+
+@pytest.mark.parametrize("fn", DTYPE_REDUCTIONS, ids=lambda f: f.name)
+def test_reductions_take_dtype(fn: Any) -> None:
+    expected = getattr(np, fn.name)(X, axis=0, dtype=np.float32)
+    f = lambda a: fn(a, axis=0, dtype=np.float32)  # noqa: E731
+    out = np.asarray(value_of(f(gc.tensor(X))))
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+    # the derivative is the one of the reduction of the cast input, cast back
+    g = np.array([1.0, -2.0, 0.5])
+    (ct,) = engine_vjp(f, [X], g.astype(np.float32))
+    (expected_ct,) = engine_vjp(lambda a: fn(a, axis=0), [X], g)
+    assert ct.dtype == np.float64
+    np.testing.assert_allclose(ct, expected_ct, rtol=1e-5)
+    for method, t in jvps(f, X, np.ones_like(X)).items():
+        assert t.dtype == np.float32, method
+
+
+def test_sum_dtype_positionally_and_through_check() -> None:
+    np.testing.assert_array_equal(gnp.sum(X, 0, np.float32), np.sum(X, 0, np.float32))
+    assert_passed(gc.check("sum", inputs=["real"], params={"axis": 0, "dtype": np.float64},
+                           seed=0))
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "max", "min", "var", "std"])
+def test_numpy_calls_the_methods_with_out_none(name: str) -> None:
+    # numpy's own np.max(t) calls t.max(axis=None, out=None): the op takes out=None
+    op = gc.default_registry.get(name)
+    x = gc.tensor(X)
+    np.testing.assert_allclose(value_of(op(x, axis=1, out=None)),
+                               getattr(np, name)(X, axis=1), rtol=1e-15)
+    out, vjp_fn = gc.vjp(lambda a: op(a, axis=1, out=None), X)
+    assert vjp_fn(np.ones(2))[0].shape == X.shape
+
+
+@pytest.mark.parametrize("name", ["max", "min", "prod", "var", "std"])
+def test_numpy_functions_on_tensors(name: str) -> None:
+    x = gc.tensor(X)
+    np.testing.assert_allclose(value_of(getattr(np, name)(x)), getattr(np, name)(X),
+                               rtol=1e-15)
+
+
+@pytest.mark.parametrize("fn, keyword, message", [
+    (gnp.sum, {"out": np.zeros(3)}, r"op 'sum': out= is not supported"),
+    (gnp.max, {"out": np.zeros(3)}, r"op 'max': out= is not supported"),
+    (gnp.mean, {"out": np.zeros(3)}, r"op 'mean': out= is not supported"),
+    (gnp.sum, {"initial": 1.0}, r"op 'sum': initial= is not supported.*gnp.sum\(x\) \+ initial"),
+    (gnp.max, {"initial": 0.0}, r"op 'max': initial= .*gnp.maximum\(gnp.max\(x\), initial\)"),
+    (gnp.prod, {"where": np.array([True, False, True])},
+     r"op 'prod': where= is not supported.*gnp.prod\(gnp.where\(mask, x, 1\)\)"),
+    (gnp.mean, {"where": np.array([True, False, True])}, r"op 'mean': where= .*x\[mask\]"),
+])
+def test_unsupported_numpy_keywords_are_clear_errors(fn: Any, keyword: dict[str, Any],
+                                                     message: str) -> None:
+    with pytest.raises((TypeError, ValueError), match=message):
+        fn(gc.tensor(X), axis=0, **keyword)
+
+
+def test_an_all_true_where_is_no_mask() -> None:
+    np.testing.assert_array_equal(gnp.sum(X, axis=0, where=np.ones(3, bool)), np.sum(X, axis=0))
+
+
+# -- var and std of an empty input -----------------------------------------------------------
+@pytest.mark.parametrize("fn", [gnp.var, gnp.std], ids=lambda f: f.name)
+@pytest.mark.parametrize("shape, params", [((0,), {}), ((0, 2), {"axis": 0}),
+                                           ((2, 0), {"keepdims": True}),
+                                           ((0, 3), {"axis": None, "ddof": 1})])
+def test_moments_of_an_empty_input_have_an_empty_gradient(fn: Any, shape: tuple[int, ...],
+                                                          params: dict[str, Any]) -> None:
+    x = np.zeros(shape)
+    f = lambda a: fn(a, **params)  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's own: the moments are nan
+        out = np.asarray(value_of(f(x)))
+        (g,) = engine_vjp(f, [x], np.ones(out.shape))
+        tangents = jvps(f, x, np.ones(shape))
+    assert g.shape == shape and g.dtype == x.dtype
+    for method, t in tangents.items():  # nothing moves the nan constants
+        np.testing.assert_array_equal(t, np.zeros(out.shape), err_msg=method)
