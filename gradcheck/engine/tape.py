@@ -331,6 +331,7 @@ def _backward(nodes: list[_Node], seeds: list[tuple[Any, Any]], sources: list[Te
     for t, g in seeds:
         if live is None or t._key in live:
             pending.setdefault(t._key, []).append(g)
+    keys = {s._key for s in sources}
     saved = state.swap(visible)
     try:
         raw = not visible
@@ -338,7 +339,7 @@ def _backward(nodes: list[_Node], seeds: list[tuple[Any, Any]], sources: list[Te
             out_keys = node[5]
             if type(out_keys) is int and out_keys not in pending:
                 continue
-            _propagate(node, pending, raw, live)
+            _propagate(node, pending, raw, live, keys)
         return [_aggregate(pending[s._key]) if s._key in pending else None for s in sources]
     finally:
         state.swap(saved)
@@ -351,14 +352,19 @@ def _drain(nodes: list[_Node]) -> Iterator[_Node]:
 
 
 def _propagate(node: _Node, pending: dict[int, list[Any]], raw: bool,
-               live: set[int] | None) -> None:
-    """Call one node's VJP rule and add its cotangents to the inputs' pending lists."""
+               live: set[int] | None, sources: set[int]) -> None:
+    """Call one node's VJP rule and add its cotangents to the inputs' pending lists.
+
+    The outputs' cotangents leave ``pending``, but for ``sources`` (keys) their totals
+    stay: the gradient returns them."""
     op, args, outs, params, inputs, out_keys = node
     if op.nout == 1:
         lst = pending.pop(out_keys, None)
         if lst is None:
             return
         g = lst[0] if len(lst) == 1 else _aggregate(lst)
+        if out_keys in sources:
+            pending[out_keys] = [g]
         out: Any = None if outs is None else outs[0]
         if raw:
             g = value_of(g)
@@ -370,6 +376,9 @@ def _propagate(node: _Node, pending: dict[int, list[Any]], raw: bool,
         if all(g is None for g in gs):
             return
         gs = [None if g is None else _aggregate(g) for g in gs]
+        for k, g in zip(out_keys, gs, strict=True):
+            if g is not None and k in sources:
+                pending[k] = [g]
         outs_v: tuple[Any, ...] = outs or ()  # several outputs are always kept
         if raw:
             gs = [value_of(g) for g in gs]
