@@ -21,6 +21,7 @@ References for the rules: Murray, "Differentiation of the Cholesky algorithm"
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,8 @@ import scipy.linalg
 
 from gradcheck.domains import REAL, SPD, DistinctEig, FullRank, Interval
 from gradcheck.engine.op import Op, define_op
-from gradcheck.engine.tensor import value_of
+from gradcheck.engine.registry import default_registry
+from gradcheck.engine.tensor import bind, value_of
 from gradcheck.ops import shape
 from gradcheck.ops.linalg import (
     Triangular,
@@ -352,13 +354,35 @@ def _svd_reduced(a: Any, full_matrices: bool) -> tuple[int, int, int]:
     if full_matrices and m != n:
         raise ValueError(
             f"linalg.svd: the derivative needs full_matrices=False for a non-square a (the "
-            f"extra singular vectors are not unique); got a of shape {shape_of(a)}")
+            f"extra singular vectors are not unique; the singular values alone are "
+            f"differentiable: svd(a, compute_uv=False)); got a of shape {shape_of(a)}")
     return m, n, min(m, n)
 
 
+def _svd_values_vjp(gs, out, a, full_matrices):
+    """The VJP when only the singular values have a cotangent: u diag(gs) vh with the first k
+    vectors.  It needs no extra vectors, so a non-square a with full_matrices=True (numpy's
+    default) is fine: its extra vectors are not unique, but nothing here reads them."""
+    m, n = shape_of(a)[-2:]
+    if full_matrices and m != n:  # the reduced svd: second order goes through its rule
+        return _svdvals_vjp(gs, None, a)
+    u, _, vh = out
+    k = shape_of(gs)[-1]
+    return matmul(u * shape.reshape(gs, shape_of(gs)[:-1] + (1, k)), vh)
+
+
+def _zeros_for(g, like):
+    """A missing cotangent (the output was not used) as a constant zero array."""
+    return np.zeros(shape_of(like), dtype_of(like)) if g is None else g
+
+
 def _svd_vjp(g, out, a, full_matrices=True):
+    # fill_zeros=False: a cotangent is None when its output was not used, which says
+    # structurally (not by its values, so the rule stays linear in g) that s alone is needed
+    if g[0] is None and g[2] is None:
+        return _svd_values_vjp(g[1], out, a, full_matrices)
     m, n, k = _svd_reduced(a, full_matrices)
-    (gu, gs, gvh), (u, s, vh) = g, out
+    (gu, gs, gvh), (u, s, vh) = [_zeros_for(c, o) for c, o in zip(g, out, strict=True)], out
     v, gv = mT(vh), mT(gvh)
     f = inverse_gaps(s * s)
     j = f * matmul(mT(u), gu)
@@ -410,18 +434,42 @@ def _tf_svd(tf: Any, a: Any, full_matrices: bool = True) -> Any:
     return u, s, tf.linalg.matrix_transpose(v)
 
 
-svd: Op = define_op(
+class _NumpySvd(Op):
+    """The svd op called with numpy's signature.  ``compute_uv=False`` returns the singular
+    values alone, one array as numpy does, which an op of three outputs cannot: that is
+    :data:`svdvals`."""
+
+    def __call__(self, a: Any, full_matrices: bool = True, compute_uv: bool = True,
+                 hermitian: bool = False) -> Any:
+        if hermitian:  # numpy then decomposes one triangle with eigh: another function
+            raise ValueError("linalg.svd: hermitian=True is not supported (numpy then reads "
+                             "one triangle of a through eigh); use linalg.eigh, or svd of the "
+                             "symmetric matrix itself")
+        if not compute_uv:
+            return svdvals(a)
+        return bind(self, a, full_matrices=full_matrices)
+
+
+def _numpy_svd(op: Op) -> _NumpySvd:
+    """``op`` as a :class:`_NumpySvd`, registered in its place."""
+    svd_op = _NumpySvd(**{f.name: getattr(op, f.name) for f in dataclasses.fields(op) if f.init})
+    default_registry.add(svd_op)
+    return svd_op
+
+
+svd: Op = _numpy_svd(define_op(
     "linalg.svd", _svd_forward,
     vjp=_svd_vjp, jvp=_svd_jvp,
     nout=3, family="linalg", inputs=(FullRank(),), shapes=matrix_shapes,
-    params={"full_matrices": _svd_params},
-    doc="numpy.linalg.svd -> (u, s, vh), numpy's signs; differentiable for distinct nonzero "
-        "singular values and full_matrices=False (or square a).",
+    params={"full_matrices": _svd_params}, fill_zeros=False, register=False,
+    doc="numpy.linalg.svd -> (u, s, vh), numpy's signs; compute_uv=False -> s (svdvals). "
+        "Differentiable for distinct nonzero singular values; u and vh need "
+        "full_matrices=False (or square a), s alone does not.",
     gauge=((0, -1), (2, -2)),  # u's k-th column and vh's k-th row share one sign
     equivalents={"numpy": lambda np_, a, full_matrices=True: tuple(
         np_.linalg.svd(a, full_matrices=full_matrices)),
         "autograd": _ag_svd, "tensorflow": _tf_svd},
-)
+))
 
 
 def _svdvals_forward(a: Any) -> np.ndarray:
