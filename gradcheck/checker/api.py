@@ -42,7 +42,8 @@ from gradcheck.checker.references import INTERNAL, Reference, get_reference, kno
 from gradcheck.checker.report import Cell, Finding, Report
 from gradcheck.checker.sampling import Stratum
 from gradcheck.checker.session import Options
-from gradcheck.checker.targets import Target, as_target
+from gradcheck.checker.specs import complex_inputs
+from gradcheck.checker.targets import OpTarget, Target, as_target
 from gradcheck.checker.timeout import CheckTimeout, time_limit
 from gradcheck.checker.tolerances import Overrides, overridden
 from gradcheck.engine import Registry
@@ -91,6 +92,20 @@ def _options(paths: Any, references: Any, mode: str) -> Options:
         # that autograd cannot run
         refs = (*INTERNAL, *refs)
     return Options(tuple(p for p in PATHS if p in chosen), refs, mode)
+
+
+def _complex_asked(dtypes: Any) -> list[str]:
+    """The complex dtype names among ``dtypes`` (as given)."""
+    if dtypes is None:
+        return []
+    given = (dtypes,) if isinstance(dtypes, (str, type, np.dtype)) else tuple(dtypes)
+    names = []
+    for d in given:
+        try:
+            names.append(np.dtype(d).name)
+        except TypeError:
+            continue
+    return [n for n in names if n.startswith("complex")]
 
 
 def _dtypes(dtypes: Any, target: Target) -> tuple[str, ...]:
@@ -145,8 +160,14 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
     tell from its code, its class or its inputs' arrays.
     The same arguments give byte-identical ``Report.to_json()``."""
     overrides = Overrides(atol, rtol, eps)
-    t = as_target(target, inputs, registry, params=params, wrt=wrt, outputs=outputs,
-                  shapes=shapes, name=name, framework=framework)
+    spec = dict(params=params, wrt=wrt, outputs=outputs, shapes=shapes, name=name,
+                framework=framework)
+    t = as_target(target, inputs, registry, **spec)
+    if _complex_asked(dtypes) and isinstance(t, OpTarget) and t.spec.domains is None:
+        # complex dtypes: the op's complex domains, where it declares them
+        drawn = complex_inputs(t.op.meta.get("inputs"), t.op.meta.get("complex_inputs"))
+        if drawn is not None:
+            t = as_target(target, drawn, registry, **spec)
     options = _options(paths, references, mode)
     if examples is not None and (isinstance(examples, bool) or not isinstance(examples, int)
                                  or examples < 1):

@@ -25,9 +25,10 @@ import numpy as np
 
 from gradcheck.checker.sampling import parse_signature
 from gradcheck.domains import Domain, Fixed, domain_from_table, domain_named
+from gradcheck.domains_complex import COMPLEX_NAMED
 
 __all__ = ["resolve_inputs", "split_params", "resolve_positions", "signature_for",
-           "bind_given", "select_outputs", "check_shapes"]
+           "bind_given", "select_outputs", "check_shapes", "is_complex", "complex_inputs"]
 
 
 def resolve_inputs(inputs: Any, who: str) -> list[Domain]:
@@ -230,6 +231,23 @@ def _check_matrix_group(domain: Domain, group: list[str], i: int, who: str) -> N
         raise ValueError(f"gradcheck.check: {who}, shapes: {what}: its group {text!r} ends in "
                          f"dimensions {last[0]!r} and {last[1]!r}; give them the same name or "
                          f"size, such as {domain.signature!r}")
+
+
+def is_complex(domain: Domain) -> bool:
+    """Whether ``domain`` draws complex values (a complex domain, or a given complex array)."""
+    if isinstance(domain, Fixed):
+        return np.asarray(domain.value).dtype.kind == "c"
+    return any(type(domain) is type(d) for d in COMPLEX_NAMED.values())
+
+
+def complex_inputs(domains: Sequence[Domain] | None,
+                   declared: Sequence[Domain] | None) -> list[Domain] | None:
+    """For a check whose ``dtypes`` ask for complex values: an op's declared
+    ``complex_inputs`` when no inputs were given and its own inputs are real (None: keep the
+    inputs as they are; a real input may still give complex outputs, as ``rfft`` does)."""
+    if declared and not (domains and any(is_complex(d) for d in domains)):
+        return list(declared)
+    return None
 
 
 def select_outputs(out: Any, outputs: tuple[int, ...]) -> Any:
