@@ -227,3 +227,42 @@ def test_singular_values_by_default_svd_in_reverse_mode() -> None:
         return np.asarray(value_of(gc.hvp(f, (A,), (v,), mode="rev_over_rev")[0]))
 
     np.testing.assert_allclose(hvp(True), hvp(False), rtol=1e-12)
+
+
+# -- clip with array bounds ------------------------------------------------------------------
+LOW = np.array([-1.0, 0.0, -3.0, 0.5, 1.0])
+
+
+def test_clip_takes_array_bounds_that_broadcast() -> None:
+    x = np.array([[-2.0, -0.4, 0.0, 0.4, 2.0]])
+    high = np.array([[1.5], [2.0]])  # the output is larger than x: (2, 5)
+    f = lambda t: gnp.clip(t, LOW, high)  # noqa: E731
+    np.testing.assert_array_equal(value_of(f(gc.tensor(x))), np.clip(x, LOW, high))
+    g = np.arange(1.0, 11.0).reshape(2, 5)
+    inside = (x >= LOW) & (x <= high)  # the bounds themselves count as inside, as for numbers
+    (ct,) = engine_vjp(f, [x], g)
+    np.testing.assert_array_equal(ct, np.sum(g * inside, axis=0, keepdims=True))
+    for method, t in jvps(f, x, np.ones_like(x)).items():
+        np.testing.assert_array_equal(t, inside.astype(float), err_msg=method)
+
+
+def test_clip_with_array_bounds_checks() -> None:
+    assert_passed(gc.check(lambda t: gnp.clip(t, LOW, 1.0), inputs=["real"], shapes="(3,5)",
+                           seed=0))
+    assert_passed(gc.check("clip", params={"a_min": LOW, "a_max": 2.5}, shapes="(2,5)", seed=0))
+
+
+def test_clip_kinks_of_array_bounds_are_their_values() -> None:
+    kinks = gc.default_registry.get("clip").meta["kinks"]
+    assert kinks({"a_min": LOW, "a_max": 2.5}) == (-3.0, -1.0, 0.0, 0.5, 1.0, 2.5)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"a_min": gc.tensor(0.0), "a_max": 1.0}, TypeError,
+     r"op 'clip': a_min is a tensor, but the bounds are held fixed"),
+    ({"a_min": np.ones(5), "a_max": np.zeros(5)}, ValueError,
+     r"op 'clip': a_min \(an array of shape \(5,\)\) is greater than a_max .* at 5 entries"),
+])
+def test_clip_bounds_errors(kwargs: dict[str, Any], error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        gnp.clip(np.ones(5), **kwargs)

@@ -24,6 +24,7 @@ import numpy as np
 from gradcheck.domains import POSITIVE, REAL, UNIT, Interval, NonZero, Positive
 from gradcheck.engine.op import Op, define_op
 from gradcheck.engine.reads import parameters_read
+from gradcheck.engine.tensor import Tensor, value_of
 from gradcheck.ops.refs import NoEquivalent, formula
 from gradcheck.ops.rules import cast_cotangent, dtype_of, fit, unbroadcast, zero_jvp, zero_vjp
 
@@ -331,29 +332,50 @@ around = round
 
 
 def _clip_bounds(a_min: Any, a_max: Any) -> None:
+    """Bounds are numbers or arrays (broadcasting with x, as numpy's), held fixed."""
     for name, bound in (("a_min", a_min), ("a_max", a_max)):
-        if bound is not None and np.ndim(bound) != 0:
-            raise ValueError(f"op 'clip': {name} must be a scalar or None, got an array of "
-                             f"shape {np.shape(bound)}")
+        if isinstance(bound, Tensor):
+            raise TypeError(f"op 'clip': {name} is a tensor, but the bounds are held fixed (they "
+                            "get no derivative); write gnp.minimum(gnp.maximum(x, a_min), a_max) "
+                            "to differentiate them")
     if a_min is None and a_max is None:
         raise ValueError("op 'clip': at least one of a_min and a_max must be given")
-    if a_min is not None and a_max is not None and a_min > a_max:
-        raise ValueError(f"op 'clip': a_min ({a_min}) is greater than a_max ({a_max})")
+    if a_min is not None and a_max is not None and np.any(np.greater(a_min, a_max)):
+        where = "" if np.ndim(a_min) == np.ndim(a_max) == 0 else \
+            f" at {np.count_nonzero(np.greater(a_min, a_max))} entries"
+        raise ValueError(f"op 'clip': a_min ({_shown(a_min)}) is greater than a_max "
+                         f"({_shown(a_max)}){where}")
+
+
+def _shown(bound: Any) -> str:
+    return str(bound) if np.ndim(bound) == 0 else f"an array of shape {np.shape(bound)}"
 
 
 def _clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
-    """numpy.clip with scalar bounds; the derivative is 1 inside [a_min, a_max], 0 outside."""
+    """numpy.clip; the bounds (numbers or arrays that broadcast with x) are held fixed.  The
+    derivative is 1 inside [a_min, a_max], 0 outside."""
     _clip_bounds(a_min, a_max)
     return np.clip(x, a_min, a_max)
 
 
 def _inside(x: Any, a_min: Any, a_max: Any) -> np.ndarray:
-    inside = np.ones(np.shape(x), dtype=bool)
+    """Where x is within its bounds, in the shape x and the bounds broadcast to."""
+    xv = np.asarray(value_of(x))
+    inside = np.ones(np.broadcast_shapes(xv.shape, *(np.shape(b) for b in (a_min, a_max)
+                                                      if b is not None)), dtype=bool)
     if a_min is not None:
-        inside &= x >= a_min
+        inside &= xv >= a_min
     if a_max is not None:
-        inside &= x <= a_max
+        inside &= xv <= a_max
     return inside
+
+
+def _clip_kinks(params: dict[str, Any]) -> tuple[float, ...]:
+    """The bounds' values: every entry of x keeps away from each (from every entry of an
+    array bound, which is more than needed but never wrong)."""
+    values = [np.unique(np.asarray(b, dtype=np.float64)) for b in
+              (params.get("a_min"), params.get("a_max")) if b is not None]
+    return tuple(float(v) for v in np.concatenate(values)) if values else ()
 
 
 def _tf_clip(tf: Any, x: Any, a_min: Any = None, a_max: Any = None) -> Any:
@@ -371,11 +393,11 @@ def _clip_params(draw: Any, shapes: Any) -> dict[str, Any]:
 
 clip: Op = _elementwise(
     "clip", _clip,
-    vjp=lambda g, out, x, a_min=None, a_max=None: _select(_inside(x, a_min, a_max), g),
-    jvp=lambda ts, out, x, a_min=None, a_max=None: _select(_inside(x, a_min, a_max), ts[0]),
-    params=_clip_params,
-    kinks=lambda params: tuple(b for b in (params.get("a_min"), params.get("a_max"))
-                               if b is not None),
+    vjp=lambda g, out, x, a_min=None, a_max=None:
+        unbroadcast(_select(_inside(x, a_min, a_max), g), x),
+    jvp=lambda ts, out, x, a_min=None, a_max=None:
+        fit(_select(_inside(x, a_min, a_max), ts[0]), out),
+    params=_clip_params, kinks=_clip_kinks,
     equivalents={"numpy": lambda xp, x, a_min=None, a_max=None: xp.clip(x, a_min, a_max),
                  "tensorflow": _tf_clip},
 )
