@@ -49,3 +49,121 @@ def test_gradient_of_one_output_of_a_multi_output_op():
         z = gnp.sum(w * w)
     np.testing.assert_allclose(tape.gradient(z, w).numpy(), 2 * np.linalg.eigvalsh(v.numpy()),
                                rtol=1e-12)
+
+
+# -- 2. arrays the engine hands out cannot corrupt gradients ------------------------------
+def test_a_tensors_numpy_and_array_are_read_only():
+    x = gc.tensor([0.5, 1.0])
+    with gc.GradientTape() as tape:
+        tape.watch(x)
+        y = gnp.exp(x)  # exp's VJP reads its output
+        part = x[0:1]  # a view of x's array
+    for a in (y.numpy(), np.asarray(y), part.numpy(), np.asarray(part)):
+        with pytest.raises(ValueError, match="read-only"):
+            a[...] = 0
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.exp([0.5, 1.0]), rtol=1e-15)
+    mine = x.numpy().copy()
+    mine[0] = 7.0  # a copy is the caller's to change
+    assert np.array(x)[0] == 0.5 and np.array(x, copy=True).flags.writeable
+
+
+@pytest.mark.parametrize("f", [lambda x: x + 0.0, lambda x: gnp.reshape(x, (2,)),
+                               lambda x: x], ids=["add", "reshape", "target_is_source"])
+def test_gradients_never_share_memory_with_output_gradients(f):
+    x, og = gc.tensor([1.0, 2.0]), np.array([1.0, 3.0])
+    with gc.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    g = tape.gradient(y, x, output_gradients=og)
+    assert not np.shares_memory(g.numpy(), og)
+    og[0] = 100.0
+    assert g.numpy().tolist() == [1.0, 3.0]
+
+
+@pytest.mark.parametrize("f", [lambda x: x, lambda x: gnp.reshape(x, (2, 1)),
+                               lambda x: x[0:1]], ids=["primal", "reshape", "getitem"])
+def test_jvps_never_share_memory_with_the_tangent(f):
+    x, u = gc.tensor([1.0, 2.0]), np.array([1.0, 3.0])
+    with gc.ForwardAccumulator(x, u) as acc:
+        y = f(x)
+    t = acc.jvp(y)
+    assert not np.shares_memory(t.numpy(), u)
+    u[0] = 100.0
+    assert t.numpy().ravel()[0] == 1.0
+
+
+# -- 3. a primal given twice to an accumulator ----------------------------------------------
+def test_a_primal_given_twice_is_an_error_naming_both_positions():
+    v = gc.tensor(2.0)
+    with pytest.raises(ValueError, match="primal 1 is the same tensor as primal 0.*sum of its "
+                                         "tangents"):
+        gc.ForwardAccumulator([v, v], [1.0, 10.0])
+
+
+# -- 5. output gradients and tangents in the target's or primal's dtype ------------------------
+@pytest.mark.parametrize("f, og", [(lambda x: gnp.sum(x), np.float32(2)),
+                                   (lambda x: gnp.reshape(x, (2,)), np.full(2, 2, np.float32))],
+                         ids=["sum", "reshape"])
+def test_a_float32_output_gradient_is_cast_to_the_targets_dtype(f, og):
+    x = gc.tensor([1.0, 2.0])
+    with gc.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    g = tape.gradient(y, x, output_gradients=og)
+    assert g.dtype == np.float64 and g.numpy().tolist() == [2.0, 2.0]
+
+
+def test_an_integer_output_gradient_for_a_target_that_is_the_source():
+    x = gc.tensor([1.0, 2.0])
+    with gc.GradientTape() as tape:
+        tape.watch(x)
+    g = tape.gradient(x, x, output_gradients=np.array([2, 3]))
+    assert g.dtype == np.float64 and g.numpy().tolist() == [2.0, 3.0]
+
+
+def test_a_real_output_gradient_for_a_complex_target_is_made_complex():
+    z = gc.tensor(np.array([1.0 + 2.0j]))
+    with gc.GradientTape() as tape:
+        tape.watch(z)
+        y = z * z
+    g = tape.gradient(y, z, output_gradients=np.ones(1, np.float32))
+    assert g.dtype == np.complex128
+    np.testing.assert_allclose(g.numpy(), [2.0 + 4.0j], rtol=1e-15)
+
+
+def test_a_complex_output_gradient_or_tangent_for_a_real_value_is_an_error():
+    x = gc.tensor(1.0)
+    with gc.GradientTape() as tape:
+        tape.watch(x)
+        y = gnp.sin(x)
+    with pytest.raises(ValueError, match=r"output_gradients\[0\] is complex but target 0 is "
+                                         r"real \(float64\)"):
+        tape.gradient(y, x, output_gradients=np.complex64(1))
+    with pytest.raises(ValueError, match="tangent 0 is complex but primal 0 is real"):
+        gc.ForwardAccumulator(x, 1j)
+
+
+@pytest.mark.parametrize("f", [gnp.sum, lambda x: x], ids=["sum", "primal"])
+def test_a_float32_tangent_tensor_is_cast_to_the_primals_dtype(f):
+    _, t = gc.jvp(f, (np.array([1.0, 2.0]),), (gc.tensor(np.ones(2, np.float32)),))
+    assert t.dtype == np.float64 and t.numpy().sum() == 2.0
+
+
+def test_vjp_fn_takes_a_float32_cotangent():
+    _, vjp_fn = gc.vjp(lambda x: gnp.reshape(x, (2,)), np.array([1.0, 2.0]))
+    (g,) = vjp_fn(np.ones(2, np.float32))
+    assert g.dtype == np.float64 and g.numpy().tolist() == [1.0, 1.0]
+
+
+def test_a_float32_output_gradient_tensor_stays_differentiable():
+    x, w = gc.tensor([1.0, 2.0]), gc.tensor(np.float32(3))
+    with gc.GradientTape() as outer:
+        outer.watch(w)
+        with gc.GradientTape() as inner:
+            inner.watch(x)
+            y = gnp.sum(x * x)
+        g = inner.gradient(y, x, output_gradients=w)  # 2 x w
+        assert g.dtype == np.float64
+        s = gnp.sum(g)
+    gw = outer.gradient(s, w)
+    assert gw.dtype == np.float32 and float(gw) == 6.0

@@ -19,7 +19,7 @@ import numpy as np
 from gradcheck.engine import state
 from gradcheck.engine.op import Op, RuleError, annotate, call_rule
 from gradcheck.engine.pytree import flatten, unflatten
-from gradcheck.engine.tape import GradientTape, check_cotangent
+from gradcheck.engine.tape import GradientTape, check_cotangent, user_value
 from gradcheck.engine.tensor import Tensor, is_float, value_of
 
 __all__ = ["ForwardAccumulator", "transpose_jvp"]
@@ -37,6 +37,12 @@ class ForwardAccumulator:
 
     ``force_transpose=True`` computes every JVP by transposing the op's VJP,
     ignoring native JVP rules, so the two can be compared.
+
+    Each primal is given once (a repeated primal is an error: give the sum of its
+    tangents).  Tangents are cast to their primals' dtypes (a complex tangent for a real
+    primal is an error).  The accumulator holds the tangent arrays it is given, uncopied,
+    while it lives (do not write into them meanwhile); the JVPs it returns never share
+    memory with them (``jvp`` copies one that would).
     """
 
     def __init__(self, primals: Any, tangents: Any, *, force_transpose: bool = False) -> None:
@@ -45,11 +51,13 @@ class ForwardAccumulator:
         # Every tangent is kept on its tensor (``Tensor._tangents``, by level), so it is freed
         # with the tensor.  The primals' entries are removed when the accumulator goes.
         watched: list[Tensor] = []
+        self._given: list[np.ndarray] = []  # the tangents given as arrays (see ``jvp``)
         weakref.finalize(self, _forget, watched, self.level)
         ps, _ = flatten(primals)
         ts, _ = flatten(tangents)
         if len(ps) != len(ts):
             raise ValueError(f"ForwardAccumulator: {len(ps)} primals but {len(ts)} tangents")
+        seen: dict[int, int] = {}  # id of each primal given so far: its position
         for i, (p, t) in enumerate(zip(ps, ts, strict=False)):
             if type(p) is not Tensor:
                 raise TypeError(f"ForwardAccumulator: primal {i} is a {type(p).__name__}, "
@@ -57,16 +65,20 @@ class ForwardAccumulator:
             if not is_float(p):
                 raise ValueError(f"ForwardAccumulator: primal {i} has dtype {p.dtype}; only "
                                  "floating-point tensors have tangents")
+            if id(p) in seen:  # the second tangent would silently replace the first
+                raise ValueError(f"ForwardAccumulator: primal {i} is the same tensor as primal "
+                                 f"{seen[id(p)]}: a primal is given twice; give it once, with "
+                                 "the sum of its tangents")
+            seen[id(p)] = i
             if t is None:
                 continue
             if np.shape(value_of(t)) != p.shape:
                 raise ValueError(f"ForwardAccumulator: tangent {i} has shape "
                                  f"{np.shape(value_of(t))}, primal {i} has shape {p.shape}")
-            if np.iscomplexobj(value_of(t)) and p.dtype.kind != "c":
-                raise ValueError(f"ForwardAccumulator: tangent {i} is complex but primal {i} "
-                                 f"is real ({p.dtype}); its imaginary part would be dropped")
-            if not isinstance(t, Tensor):
-                t = np.asarray(t, dtype=p.dtype)
+            t = user_value(t, p.dtype, f"ForwardAccumulator: tangent {i}", f"primal {i}",
+                           copy=False)
+            if type(t) is not Tensor:
+                self._given.append(t)
             _keep(p, self.level, t)
             watched.append(p)
 
@@ -78,7 +90,10 @@ class ForwardAccumulator:
         state.pop(self)
 
     def jvp(self, primals: Any, unconnected_gradients: str = "none") -> Any:
-        """The tangents of ``primals`` (same nesting); None (or zeros) where unconnected."""
+        """The tangents of ``primals`` (same nesting); None (or zeros) where unconnected.
+
+        A tangent that is, or is a view of, a tangent array the accumulator was given is
+        copied, so the caller's arrays and the JVPs never share memory."""
         if unconnected_gradients not in ("none", "zero"):
             raise ValueError("ForwardAccumulator.jvp: unconnected_gradients must be 'none' "
                              f"or 'zero', got {unconnected_gradients!r}")
@@ -88,6 +103,8 @@ class ForwardAccumulator:
             t = self._tangent(p)
             if t is None and unconnected_gradients == "zero":
                 t = np.zeros_like(value_of(p))
+            elif type(t) is np.ndarray and any(np.may_share_memory(t, a) for a in self._given):
+                t = t.copy()
             out.append(None if t is None else (t if type(t) is Tensor else Tensor(t)))
         return unflatten(tree, out)
 

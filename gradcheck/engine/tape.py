@@ -24,7 +24,7 @@ from gradcheck.engine.pytree import flatten, unflatten
 from gradcheck.engine.reads import rule_reads, union
 from gradcheck.engine.tensor import KEYS, Tensor, is_float, value_of
 
-__all__ = ["GradientTape", "check_cotangent"]
+__all__ = ["GradientTape", "check_cotangent", "user_value"]
 
 # Pending cotangents of one tensor are summed early once this many pile up.
 _EARLY_AGGREGATE = 32
@@ -90,6 +90,28 @@ def _aggregate(cotangents: list[Any]) -> Any:
     for c in cotangents[1:]:
         total = add_cotangents(total, c)
     return total
+
+
+def user_value(value: Any, dtype: np.dtype, what: str, of: str, copy: bool = True) -> Any:
+    """A value the user hands the engine (an output gradient, a tangent) in ``dtype``, the
+    dtype of the tensor ``of`` it belongs to.
+
+    A real value is cast (to the complex dtype for a complex tensor), so a float32 or integer
+    output gradient gives gradients of the sources' dtypes, not a rule error deep in the
+    pass; a complex value for a real tensor is an error (its imaginary part would have
+    nowhere to go).  With ``copy`` an array is always copied, so what the engine returns
+    (which may be the value itself or views of it) never shares memory with the caller's
+    array.  A :class:`Tensor` is kept (cast by the ``astype`` op), so an outer tape still
+    sees it.
+    """
+    if dtype.kind not in "fc":  # not differentiated: nothing to match
+        return value
+    if np.iscomplexobj(value_of(value)) and dtype.kind != "c":
+        raise ValueError(f"{what} is complex but {of} is real ({dtype}); its imaginary part "
+                         "would have nowhere to go")
+    if type(value) is Tensor:
+        return value if value.dtype == dtype else value.astype(dtype)
+    return np.array(value, dtype=dtype) if copy else np.asarray(value, dtype=dtype)
 
 
 def check_cotangent(op: Op, position: int, ct: Any, arg: Any, what: str = "cotangent") -> None:
@@ -245,7 +267,13 @@ class GradientTape:
     def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
                  unconnected_gradients: str = "none") -> Any:
         """Cotangents of ``sources`` (same nesting) for ``target``, weighted by
-        ``output_gradients`` (default ones)."""
+        ``output_gradients`` (default ones).
+
+        A source computed from a watched tensor gets the total cotangent reaching it, as in
+        TensorFlow.  ``output_gradients`` are cast to their targets' dtypes (a complex one for
+        a real target is an error) and arrays among them are copied once, so the gradients
+        returned never share memory with the caller's arrays; like every tensor's, their
+        ``numpy()`` is read-only."""
         if unconnected_gradients not in ("none", "zero"):
             raise ValueError(
                 "GradientTape.gradient: unconnected_gradients must be 'none' or 'zero', "
@@ -298,10 +326,9 @@ class GradientTape:
             if np.shape(value_of(g)) != t.shape:
                 raise ValueError(f"GradientTape.gradient: output_gradients[{i}] has shape "
                                  f"{np.shape(value_of(g))}, target {i} has shape {t.shape}")
-            if np.iscomplexobj(value_of(g)) and t.dtype.kind != "c":
-                # its imaginary part would have nowhere to go: an error, not a silent drop
-                raise ValueError(f"GradientTape.gradient: output_gradients[{i}] is complex "
-                                 f"but target {i} is real ({t.dtype})")
+            if output_gradients is not None:
+                g = user_value(g, t.dtype, f"GradientTape.gradient: output_gradients[{i}]",
+                               f"target {i}")
             seeds.append((t, g))
         return seeds
 

@@ -59,12 +59,21 @@ class Tensor:
 
     # -- the array -------------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """The wrapped value as an ndarray (no copy)."""
-        return np.asarray(self._value)
+        """The wrapped value as a read-only ndarray view (no copy).
+
+        Tapes and accumulators keep the values their rules read, and op results may be
+        views of their inputs, so writing into a tensor's array would silently change
+        gradients computed later: numpy refuses it ("assignment destination is
+        read-only").  Take ``t.numpy().copy()`` for an array to change.
+        """
+        return _read_only(np.asarray(self._value))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        # read-only unless a copy is made, for the reason numpy() gives
+        if copy:
+            return np.array(self._value, dtype=dtype, copy=True)
         a = np.asarray(self._value, dtype=dtype)
-        return a.copy() if copy else a
+        return _read_only(a) if a is self._value else a
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -208,6 +217,13 @@ class Tensor:
 
     def std(self, *args: Any, **params: Any) -> Any:
         return _OPS["std"](self, *args, **params)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A view of ``a`` that cannot be written to."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def value_of(x: Any) -> Any:
