@@ -266,3 +266,77 @@ def test_clip_kinks_of_array_bounds_are_their_values() -> None:
 def test_clip_bounds_errors(kwargs: dict[str, Any], error: type, message: str) -> None:
     with pytest.raises(error, match=message):
         gnp.clip(np.ones(5), **kwargs)
+
+
+# -- sort, argsort, diff, take_along_axis: numpy functions composed of ops -------------------
+Y = np.random.default_rng(8).standard_normal((3, 4))
+
+
+@pytest.mark.parametrize("name", ["sort", "argsort", "diff", "take_along_axis"])
+def test_numpy_functions_are_exported(name: str) -> None:
+    assert name in gnp.__all__ and callable(getattr(gnp, name))
+
+
+SORTED = [
+    ("sort", lambda np_, a: np_.sort(a)),
+    ("sort-axis0", lambda np_, a: np_.sort(a, axis=0)),
+    ("sort-none", lambda np_, a: np_.sort(a, axis=None)),
+    ("sort-stable", lambda np_, a: np_.sort(a, kind="stable")),
+    ("diff", lambda np_, a: np_.diff(a)),
+    ("diff-n2-axis0", lambda np_, a: np_.diff(a, 2, axis=0)),
+    ("diff-n0", lambda np_, a: np_.diff(a, 0)),
+    ("diff-prepend-append", lambda np_, a: np_.diff(a, prepend=0.5, append=a[:, :1])),
+    ("take_along_axis", lambda np_, a: np_.take_along_axis(a, np.argsort(Y, axis=1), axis=1)),
+    ("take_along_axis-broadcast", lambda np_, a: np_.take_along_axis(
+        a, np.array([[3, 0, 3]]), axis=-1)),
+    ("take_along_axis-none", lambda np_, a: np_.take_along_axis(a, np.array([11, 0, 5]), None)),
+]
+
+
+@pytest.mark.parametrize("f", [f for _, f in SORTED], ids=[i for i, _ in SORTED])
+def test_composed_functions_match_numpy_and_check(f: Any) -> None:
+    expected = f(np, Y)
+    for given in (gc.tensor(Y), Y):  # without a tensor: numpy's own function
+        out = f(gnp, given)
+        assert np.shape(value_of(out)) == expected.shape
+        np.testing.assert_array_equal(value_of(out), expected)
+    # every path, to second order, against the numeric reference
+    assert_passed(gc.check(lambda a: f(gnp, a), inputs=["real"], shapes="(3,4)", seed=0))
+
+
+def test_sort_vjp_is_the_inverse_permutation_also_at_ties() -> None:
+    x = np.array([3.0, 1.0, 2.0, 1.0])
+    w = np.array([10.0, 20.0, 30.0, 40.0])
+    (ct,) = engine_vjp(gnp.sort, [x], w)
+    # stable order: the first 1.0 (index 1) is sorted first, then index 3, then 2, then 0
+    np.testing.assert_array_equal(ct, [40.0, 10.0, 30.0, 20.0])
+
+
+def test_take_along_axis_repeated_indices_accumulate() -> None:
+    (ct,) = engine_vjp(lambda a: gnp.take_along_axis(a, np.array([[0, 0, 2]]), axis=1), [Y],
+                       np.ones((3, 3)))
+    np.testing.assert_array_equal(ct, np.tile([2.0, 0.0, 1.0, 0.0], (3, 1)))
+
+
+def test_diff_differentiates_a_tensor_prepend() -> None:
+    x, p = np.array([1.0, 4.0, 9.0]), np.array([0.5])
+    cts = engine_vjp(lambda a, b: gnp.diff(a, prepend=b), [x, p], np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(cts[0], [-1.0, -1.0, 3.0])
+    np.testing.assert_array_equal(cts[1], [-1.0])
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: gnp.take_along_axis(gc.tensor(Y), np.zeros((3, 1)), 1), IndexError,
+     r"take_along_axis: indices must be integers"),
+    (lambda: gnp.take_along_axis(gc.tensor(Y), np.zeros(3, int), 1), ValueError,
+     r"take_along_axis: indices \(1 dimensions\) and arr \(2 dimensions\)"),
+    (lambda: gnp.take_along_axis(gc.tensor(Y), np.zeros((3, 1), int), 2), np.exceptions.AxisError,
+     r"take_along_axis: axis 2 is out of bounds"),
+    (lambda: gnp.diff(gc.tensor(Y), -1), ValueError, r"diff: order n must be non-negative"),
+    (lambda: gnp.diff(gc.tensor(1.0)), ValueError, r"diff: the input must have at least one"),
+    (lambda: gnp.sort(gc.tensor(Y), order="x"), ValueError, r"sort: order= sorts structured"),
+])
+def test_composed_functions_errors_name_the_function(call: Any, error: type,
+                                                     message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()

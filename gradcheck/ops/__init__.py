@@ -1,5 +1,7 @@
 """The op library, one module per family.  Importing it registers every op.
 
+``composed`` holds numpy functions written with the ops (sort, diff, ...): no ops of its own.
+
 Each module lists the names it exports to the public namespaces: ``NUMPY``
 (``gradcheck.numpy``), ``LINALG`` (``gradcheck.numpy.linalg``), ``NN``
 (``gradcheck.nn``) and ``SPECIAL`` (``gradcheck.special``).
@@ -11,6 +13,7 @@ from gradcheck.ops import (
     activations,
     binary,
     complex,
+    composed,
     conv,
     cumulative,
     elementwise,
@@ -27,7 +30,7 @@ from gradcheck.ops import (
 
 FAMILY_MODULES: tuple[ModuleType, ...] = (
     elementwise, special, activations, binary, reduce, cumulative, shape, indexing, linalg,
-    linalg_decomp, nn, conv, losses, complex, fft,
+    linalg_decomp, nn, conv, losses, complex, fft, composed,
 )
 
 
