@@ -167,3 +167,86 @@ def test_a_float32_output_gradient_tensor_stays_differentiable():
         s = gnp.sum(g)
     gw = outer.gradient(s, w)
     assert gw.dtype == np.float32 and float(gw) == 6.0
+
+
+# -- 4. custom_gradient: tracked tensors its op would not have as inputs ---------------------------
+def _times(x, *, w):
+    return x * w, lambda dy: dy * w
+
+
+def test_custom_gradient_refuses_a_tracked_tensor_passed_by_keyword():
+    f = gc.custom_gradient(_times)
+    x, w = gc.tensor(2.0), gc.tensor(3.0)
+    with gc.GradientTape() as tape:
+        tape.watch([x, w])
+        with pytest.raises(TypeError, match="keyword argument 'w' is a tensor a tape or "
+                                            "accumulator tracks.*pass it positionally"):
+            f(x, w=w)
+    with gc.ForwardAccumulator(w, 1.0):
+        with pytest.raises(TypeError, match="keyword argument 'w'"):
+            f(x, w=w)
+
+
+def test_custom_gradient_takes_an_untracked_tensor_by_keyword():
+    f = gc.custom_gradient(_times)
+    x = gc.tensor(2.0)
+    with gc.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x, w=gc.tensor(3.0))
+    assert float(tape.gradient(y, x)) == 3.0
+
+
+def test_custom_gradient_refuses_a_tracked_tensor_it_captures():
+    w = gc.tensor(3.0)
+
+    @gc.custom_gradient
+    def scale(x):
+        return x * w, lambda dy: dy * w
+
+    x = gc.tensor(2.0)
+    with gc.GradientTape() as tape:
+        tape.watch([x, w])
+        with pytest.raises(TypeError, match="reads the tracked tensor 'w' from an enclosing "
+                                            "scope.*pass it as an argument"):
+            scale(x)
+    with gc.GradientTape() as tape:  # captured but not tracked: a constant, as before
+        tape.watch(x)
+        y = scale(x)
+    assert float(tape.gradient(y, x)) == 3.0
+
+
+def test_custom_gradient_takes_a_captured_tensor_that_is_also_an_argument():
+    x = gc.tensor(2.0)
+
+    @gc.custom_gradient
+    def square(v):
+        return x * v, lambda dy: 2 * dy * x
+
+    with gc.GradientTape() as tape:
+        tape.watch(x)
+        y = square(x)
+    assert float(tape.gradient(y, x)) == 4.0
+
+
+# -- 7. custom_gradient's docstring example is right to second order ---------------------------
+def test_custom_gradient_docstring_example_has_the_right_second_derivative():
+    import doctest
+
+    from gradcheck.engine import custom
+
+    (example,) = [t for t in doctest.DocTestFinder().find(custom)
+                  if t.name.endswith(".custom_gradient")]
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(example, out=lambda text: None, clear_globs=False)
+    assert runner.failures == 0
+    log1pexp = example.globs["log1pexp"]
+    x = gc.tensor(0.3)
+    with gc.GradientTape() as outer:
+        outer.watch(x)
+        with gc.GradientTape() as inner:
+            inner.watch(x)
+            y = log1pexp(x)
+        g = inner.gradient(y, x)
+    s = 1 / (1 + np.exp(-0.3))
+    np.testing.assert_allclose([float(g), float(outer.gradient(g, x))], [s, s * (1 - s)],
+                               rtol=1e-14)

@@ -2,8 +2,8 @@
 
 The decorated function returns ``(y, grad_fn)``.  Its body runs unseen by
 tracers; the call is then shown to them as a one-off op whose VJP calls
-``grad_fn``.  Tapes use that VJP (to any order, when ``grad_fn`` is written
-with engine ops); forward accumulators transpose it.
+``grad_fn``.  Tapes use that VJP (to any order, when ``grad_fn`` computes what it
+needs from the inputs with engine ops); forward accumulators transpose it.
 """
 
 from __future__ import annotations
@@ -29,15 +29,43 @@ def custom_gradient(f: Callable[..., Any]) -> Callable[..., Any]:
     TensorFlow, ``grad_fn`` receives one upstream gradient per output leaf and
     returns a gradient per input leaf (a single value when there is one input).
 
+    The body of ``f`` runs unseen by tapes and accumulators, so:
+
+    - **Higher order**: ``grad_fn`` is differentiated again only through what it
+      computes from the inputs (``x``) with engine ops.  A value computed in the body
+      (``e = gnp.exp(x)`` below) is a constant to an outer tape: a ``grad_fn`` that
+      reads it gets a wrong second derivative.  Recompute it in ``grad_fn``, as here.
+    - **Inputs are the positional arguments.**  A tensor a tape or accumulator tracks
+      passed by keyword is a TypeError naming the keyword (its gradient would be
+      lost): pass it positionally.  Keyword arguments are for constants (axes, flags).
+    - **Captured tensors get no gradient.**  A tracked tensor ``f`` reads from an
+      enclosing scope is a TypeError naming it when ``f`` holds it directly (one of
+      its free variables); one reached otherwise (a global, an attribute, an item of
+      a captured container) cannot be seen and silently gets no gradient through
+      ``f``, as in TensorFlow without ``variables``.  Pass such tensors as arguments.
+
     >>> import gradcheck as gc, gradcheck.numpy as gnp
     >>> @gc.custom_gradient
     ... def log1pexp(x):
-    ...     e = gnp.exp(x)
-    ...     return gnp.log(1 + e), lambda dy: dy * (1 - 1 / (1 + e))
+    ...     def grad_fn(dy):  # from x, with engine ops: differentiable again
+    ...         return dy * (1 - 1 / (1 + gnp.exp(x)))
+    ...     return gnp.log(1 + gnp.exp(x)), grad_fn
+    >>> x = gc.tensor(0.0)
+    >>> with gc.GradientTape() as outer:
+    ...     outer.watch(x)
+    ...     with gc.GradientTape() as inner:
+    ...         inner.watch(x)
+    ...         y = log1pexp(x)
+    ...     g = inner.gradient(y, x)
+    >>> float(g), float(outer.gradient(g, x))  # sigmoid(0), sigmoid'(0)
+    (0.5, 0.25)
     """
 
     @functools.wraps(f)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        tracers = state.visible()
+        if tracers:
+            _refuse_unseen_inputs(f, args, kwargs, tracers)
         with state.only(()):
             result, grad_fn = f(*args, **kwargs)
         if not callable(grad_fn):
@@ -67,6 +95,36 @@ def custom_gradient(f: Callable[..., Any]) -> Callable[..., Any]:
         return unflatten(out_tree, list(outs))
 
     return wrapped
+
+
+def _refuse_unseen_inputs(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                          tracers: tuple[Any, ...]) -> None:
+    """Raise TypeError for a tracked tensor ``f`` reads but its op would not have as an input:
+    one passed by keyword, or one of its free variables (its gradient would silently be
+    lost).  Captures reached otherwise cannot be seen (see ``custom_gradient``)."""
+    def tracked(value: Any) -> bool:
+        return any(type(leaf) is Tensor and any(t.watched(leaf) for t in tracers)
+                   for leaf in flatten(value)[0])
+
+    name = getattr(f, "__name__", "f")
+    for key, value in kwargs.items():
+        if tracked(value):
+            raise TypeError(f"custom_gradient {name!r}: keyword argument {key!r} is a tensor a "
+                            "tape or accumulator tracks, but grad_fn returns gradients for the "
+                            "positional arguments only; pass it positionally")
+    code, cells = getattr(f, "__code__", None), getattr(f, "__closure__", None)
+    if code is None or not cells:
+        return
+    inputs = {id(leaf) for leaf in flatten(args)[0]}
+    for var, cell in zip(code.co_freevars, cells, strict=True):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # a cell not filled yet
+            continue
+        if type(value) is Tensor and id(value) not in inputs and tracked(value):
+            raise TypeError(f"custom_gradient {name!r} reads the tracked tensor {var!r} from an "
+                            "enclosing scope: its gradient through the function would be lost; "
+                            "pass it as an argument (and return its gradient from grad_fn)")
 
 
 def _no_forward(*args: Any) -> Any:

@@ -108,6 +108,10 @@ class ForwardAccumulator:
             out.append(None if t is None else (t if type(t) is Tensor else Tensor(t)))
         return unflatten(tree, out)
 
+    def watched(self, t: Any) -> bool:
+        """True when ``t`` has a tangent in this accumulator (a primal, or computed from one)."""
+        return self._tangent(t) is not None
+
     def _tangent(self, x: Any) -> Any:
         """The tangent of ``x`` in this accumulator (None: it has none)."""
         kept = x._tangents if type(x) is Tensor else None
