@@ -252,19 +252,48 @@ def _separate(arrays: list[np.ndarray], scale: float) -> list[np.ndarray]:
     return out
 
 
+#: The outer regions' values sit this many magnitudes from the kinks: off the round numbers
+#: (1e-3) that thresholds in rules sit at (``|x| < 1e-3``), where a rule that jumps would
+#: have its jump measured as rounding noise between neighbouring samples.
+OFF_ROUND = 1.1
+
+
 def _regions(x: np.ndarray, points: Any, scale: float, which: int) -> np.ndarray:
     """Put one value in every region between the kink ``points`` (the first elements of
     ``x``), or, for a 0-d ``x``, the value of region ``which``: a region is never left to
     chance."""
     pts = sorted(float(p) for p in points)
-    reps = [pts[0] - scale] + [(a + b) / 2 for a, b in zip(pts, pts[1:], strict=False)] + \
-        [pts[-1] + scale]
+    reps = [pts[0] - OFF_ROUND * scale] + \
+        [(a + b) / 2 for a, b in zip(pts, pts[1:], strict=False)] + [pts[-1] + OFF_ROUND * scale]
     out = np.array(x, copy=True)
     if out.ndim == 0:
         return np.asarray(reps[which % len(reps)], dtype=x.dtype)
     flat = out.reshape(-1)
     n = min(len(reps), flat.size)
     flat[:n] = reps[:n]
+    return out
+
+
+#: Decades below a small stratum's magnitude that its arrays reach (see :func:`_decades`).
+DECADES = 6
+
+
+def _decades(x: np.ndarray, scale: float, points: Any) -> np.ndarray:
+    """A small magnitude's array with entries at ``scale·10^-(k+1/2)``, k < :data:`DECADES`,
+    of alternating signs, each beside a kink point in turn: rules often switch to a series
+    below a threshold (``|x| < 1e-4``), and a draw around ``scale`` rarely lands below one.
+    They follow the regions' entries; without kinks, the first entry (``-1.1·scale``) only, so
+    that an array of two entries has both signs and one of three reaches a decade down."""
+    pts = sorted(float(p) for p in points)
+    start = 1 if pts == [0.0] else len(pts) + 1
+    out = np.array(x, copy=True)
+    flat = out.reshape(-1)
+    n = min(DECADES, max(0, flat.size - start))
+    if not n:
+        return out
+    k = np.arange(n)
+    offsets = scale * 10.0 ** -(k + 0.5) * np.where(k % 2, -1.0, 1.0)
+    flat[start:start + n] = np.asarray(pts)[k % len(pts)] + offsets
     return out
 
 
@@ -329,6 +358,8 @@ def _example(draw: Any, op: Op, domains: tuple[Domain, ...], shapes_spec: Any,
             # every region between declared kinks; without kinks, both signs
             regions = points if isinstance(points, (tuple, list)) and points else (0.0,)
             x = _regions(x, regions, scale, stratum.region).astype(np_dtype)
+            if scale < 1:  # below its magnitude too, a decade at a time
+                x = _decades(x, scale, regions).astype(np_dtype)
         if stratum is not None and np.iscomplexobj(x) and dom.signature == "(...)":
             # every phase sector, off the branch cut a domain keeps away from
             x = _phases(x, float(getattr(dom, "margin", 0.0)), stratum.phase)

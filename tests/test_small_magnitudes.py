@@ -1,0 +1,48 @@
+"""The small strata reach below their magnitude, a decade at a time, off round numbers: a
+rule that switches to a wrong series below a threshold is found at every seed."""
+
+import numpy as np
+import pytest
+
+import gradcheck as gc
+import gradcheck.numpy as gnp
+from gradcheck.checker.sampling import OFF_ROUND, _decades, _regions
+
+
+def _sinc_like(threshold: float, sign: float):
+    """sin(x)/x with its series 1 - x²/6 below ``threshold``; the series' derivative has
+    the given sign (-1: right, +1: the bug)."""
+    def f(x):
+        x = np.asarray(x)
+        s = np.where(abs(x) < threshold, 1.0, x)
+        return np.where(abs(x) < threshold, 1 - x * x / 6, np.sin(s) / s)
+
+    def d(x):
+        small = gnp.abs(x) < threshold
+        s = gnp.where(small, gnp.ones_like(x), x)
+        return gnp.where(small, sign * x / 3, (gnp.cos(s) * s - gnp.sin(s)) / (s * s))
+
+    return gc.define_op(f"sinc_below_{threshold:g}", f, vjp=lambda g, out, x: g * d(x),
+                        jvp=lambda ts, out, x: ts[0] * d(x), register=False)
+
+
+@pytest.mark.parametrize("threshold", [1e-3, 1e-4, 1e-6])
+def test_a_wrong_series_below_a_threshold_is_found_at_every_seed(threshold):
+    wrong = _sinc_like(threshold, +1.0)
+    assert not any(gc.check(wrong, seed=s, dtypes=["float64"]).passed for s in range(3))
+
+
+@pytest.mark.parametrize("threshold", [1e-3, 1e-4])
+def test_the_right_series_passes(threshold):
+    # (a smaller threshold makes the closed form cancel catastrophically just above it:
+    # (x cos x - sin x) / x² loses 2e-6 of its digits at x = 1e-5, which is found)
+    assert gc.check(_sinc_like(threshold, -1.0), seed=0).passed
+
+
+def test_small_arrays_keep_both_signs_and_reach_a_decade_down():
+    x = _decades(_regions(np.zeros(3), (0.0,), 1e-3, 0), 1e-3, (0.0,))
+    assert x[0] == -OFF_ROUND * 1e-3 and x[1] > 0 and x[2] < 0
+    assert 1e-5 < abs(x[2]) < 1e-4
+    big = _decades(_regions(np.zeros(10), (0.0,), 1e-3, 0), 1e-3, (0.0,))
+    # one entry in each of six decades below 1e-3
+    assert sorted(np.floor(np.log10(np.abs(big[1:7]))).tolist()) == [-9, -8, -7, -6, -5, -4]
