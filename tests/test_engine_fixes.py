@@ -1,6 +1,8 @@
 """Engine fixes: each test failed before its fix (gradients of intermediates, aliasing,
 repeated primals, custom_gradient inputs, seed dtypes, output counts, messages, methods)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -250,3 +252,16 @@ def test_custom_gradient_docstring_example_has_the_right_second_derivative():
     s = 1 / (1 + np.exp(-0.3))
     np.testing.assert_allclose([float(g), float(outer.gradient(g, x))], [s, s * (1 - s)],
                                rtol=1e-14)
+
+
+# -- 6. an op's forward returns the nout outputs it declares --------------------------------------
+@pytest.mark.parametrize("forward, got", [
+    (lambda x: x * 2, "ndarray of shape (3,)"),
+    (lambda x: (x, x, x), "tuple of 3 values"),
+], ids=["array", "three"])
+def test_a_forward_returning_the_wrong_output_count_is_an_error_naming_the_op(forward, got):
+    op = gc.define_op("two_outputs", forward, lambda g, out, x: g[0] * 2, nout=2,
+                      register=False)
+    with pytest.raises(ValueError, match=rf"op 'two_outputs' declares nout=2 outputs, but its "
+                                         rf"forward returned a {re.escape(got)}"):
+        op(gc.tensor(np.ones(3)))

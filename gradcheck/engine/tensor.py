@@ -284,11 +284,24 @@ def bind(op: Any, /, *args: Any, **params: Any) -> Any:
         outs._tangents = None
         outs._key = 0
     else:
+        if not isinstance(out, (tuple, list)) or len(out) != op.nout:
+            raise _output_count_error(op, out)
         outs = tuple(Tensor(np.asarray(o)) for o in out)
     if op.differentiable:
         for tracer in state.current:
             tracer.record(op, args, outs, params)
     return outs
+
+
+def _output_count_error(op: Any, out: Any) -> ValueError:
+    """The error for a forward that does not return the ``nout`` outputs its op declares
+    (iterating an array instead would make one output per row)."""
+    if isinstance(out, (tuple, list)):
+        got = f"a {type(out).__name__} of {len(out)} values"
+    else:
+        got = f"a {type(out).__name__} of shape {np.shape(out)}"
+    return ValueError(f"op {op.name!r} declares nout={op.nout} outputs, but its forward "
+                      f"returned {got}; it must return a tuple of {op.nout} arrays")
 
 
 _new = object.__new__
