@@ -265,6 +265,13 @@ def linearity_check(sess: Session, path: str) -> None:
     what = "cotangent" if path == "vjp" else "tangent"
     like = "outputs" if path == "vjp" else "primals"
     first = "v" if path == "vjp" else "u"
+    if "numeric" in sess.options.references and \
+            not np.isfinite(flat(sess.primary(path))).all():
+        # a nan or inf value is no evidence of an affine rule (0 * nan is nan): the numeric
+        # check says what is wrong ("... is nan where the forward is finite")
+        sess.record(Outcome(path, "linearity", None, None, "",
+                            {"property": "not judged: the value is not finite"}))
+        return
     verdicts = {prop: judge(sess, _linear(path, prop))[0] for prop in _WHY}
     name, verdict = max(verdicts.items(), key=lambda kv: kv[1].ratio)
     message = "" if verdict.passed else \

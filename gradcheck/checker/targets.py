@@ -324,8 +324,8 @@ class FunctionTarget(Target):
             example.args, lambda i: i >= len(doms) or doms[i].differentiable)
 
     def bind(self, example: Example) -> Problem:
-        return EngineProblem(self.spec.function(self.fn), example.args, example.params,
-                             self.positions(example), name=self.name)
+        return EngineProblem(_hinted(self.spec.function(self.fn), self.name), example.args,
+                             example.params, self.positions(example), name=self.name)
 
     def unsupported(self) -> dict[str, str]:
         if self.first_order_only:
@@ -369,6 +369,28 @@ def _accepts(accepts: Any, target: Any, inputs: Any, framework: str | None) -> b
     if "inputs" in inspect.signature(accepts).parameters:
         return bool(accepts(target, inputs=inputs, framework=framework))
     return bool(accepts(target))
+
+
+#: What a framework's function says when it gets numpy arrays or gradcheck tensors.
+_FOREIGN = ("numpy.ndarray", "'Tensor' object", "must be Tensor", "not Tensor")
+
+
+def _hinted(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``fn``, whose errors on gradcheck's own arrays say that gradcheck took it for a
+    ``gradcheck.numpy`` function (a framework's function it could not tell by its code, its
+    class or its inputs raises on them) and how to name its framework."""
+    def call(*args: Any, **params: Any) -> Any:
+        try:
+            return fn(*args, **params)
+        except (AttributeError, TypeError) as e:
+            if not any(s in str(e) for s in _FOREIGN):
+                raise
+            kind = AttributeError if isinstance(e, AttributeError) else TypeError
+            raise kind(f"{e} (gradcheck ran {name} as a gradcheck.numpy function: nothing "
+                          "in its code, class or inputs named a framework; if it is written "
+                          "in one, pass framework='torch', 'jax', 'tensorflow' or "
+                          "'autograd')") from e
+    return call
 
 
 def as_target(target: Any, inputs: Any = None, registry: Registry | None = None,

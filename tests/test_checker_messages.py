@@ -1,0 +1,41 @@
+"""Findings that say what is wrong, first: a nan rule is not called affine, and a framework
+function gradcheck took for a numpy one says how to name its framework."""
+
+import numpy as np
+
+import gradcheck as gc
+import gradcheck.numpy as gnp
+
+
+def test_a_nan_vjp_is_reported_as_nan_not_as_an_affine_rule():
+    # exp(-x) / (1 + exp(-x))**2 is inf / inf = nan at large -x
+    op = gc.define_op("sigmoid_overflowing_rule", lambda x: 1 / (1 + np.exp(-x)),
+                      vjp=lambda g, out, x: g * gnp.exp(-x) / (1 + gnp.exp(-x)) ** 2,
+                      jvp=lambda ts, out, x: ts[0] * out * (1 - out), register=False)
+    report = gc.check(op, seed=0)
+    first = report.failures[0]
+    assert (first.path, first.reference) == ("vjp", "numeric")
+    assert "is nan where the forward and the numeric derivative are finite" in first.message
+    assert not [f for f in report.findings if f.kind == "nonlinear"]
+
+
+def test_a_nonlinear_rule_is_still_found():
+    op = gc.define_op("abs_g_rule", np.sin, vjp=lambda g, out, x: gnp.abs(g) * gnp.cos(x),
+                      jvp=lambda ts, out, x: ts[0] * gnp.cos(x), register=False)
+    kinds = {(f.path, f.kind) for f in gc.check(op, seed=0).failures}
+    assert ("vjp", "nonlinear") in kinds
+
+
+def test_a_function_taken_for_numpy_says_how_to_name_its_framework():
+    report = gc.check(lambda x: x.tanh() + 2 * x, inputs=["real"], examples=2)
+    (error,) = report.failures
+    assert "'numpy.ndarray' object has no attribute 'tanh'" in error.message
+    assert "pass framework='torch'" in error.message
+
+
+def test_other_errors_keep_their_own_words():
+    def broken(x):
+        raise TypeError("my own bug")
+
+    (error,) = gc.check(broken, inputs=["real"], examples=2).failures
+    assert error.message.endswith("my own bug")
