@@ -39,3 +39,18 @@ def test_other_errors_keep_their_own_words():
 
     (error,) = gc.check(broken, inputs=["real"], examples=2).failures
     assert error.message.endswith("my own bug")
+
+
+def test_an_axis_that_does_not_fit_a_drawn_shape_skips_that_example():
+    # axis=0 of a 0-d input is no example of mean: drawn again, not an error finding
+    report = gc.check("mean", params={"axis": [0, -1]}, examples=3)
+    assert report.passed and report.stats["skipped"]["axis"] > 0
+    assert report.stats["examples"] == {"float64": 3, "float32": 3}
+    # a function's own axis too
+    assert gc.check(lambda x: gnp.sum(x, axis=1), inputs=["real"], examples=3).passed
+
+
+def test_a_given_point_no_axis_fits_says_how_to_fix_it():
+    (error,) = gc.check("mean", inputs=[np.array(3.0)], params={"axis": 0}).failures
+    assert "the given point was skipped (axis: an axis" in error.message
+    assert "give shapes= that fit it" in error.message

@@ -332,7 +332,7 @@ def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,
         for k, n in r.counts.items():
             stats["evaluations"][k] = stats["evaluations"].get(k, 0) + n
         if r.skipped:
-            stats["skipped"][r.skipped] += 1
+            stats["skipped"][r.skipped] = stats["skipped"].get(r.skipped, 0) + 1
         else:
             usable += 1
         return r

@@ -19,26 +19,33 @@ __all__ = ["unusable", "only_empty", "nothing_compared", "unsupported_paths",
 RESAMPLE_LIMIT = 3
 
 
+#: Why an example is skipped, as the no-usable-example finding says it.
+SKIPPED = {
+    "nonfinite": "the function or its numeric derivative is not finite (NaN or inf inputs, "
+                 "outputs or derivatives, e.g. sqrt at 0)",
+    "kink": "the sample sits on a kink (left and right derivatives differ)",
+    "axis": "an axis (among the params, or in the function) is out of bounds for the shapes: "
+            "give shapes= that fit it, such as '(...,3)'",
+}
+
+
 def unusable(op: str, dtypes: list[str], stats: dict[str, Any],
              given: bool = False) -> list[Finding]:
     """No usable example in a dtype is never a pass: a failing finding that says why
-    (``given``: every example was the one given point)."""
+    (``given``: every example was the one given point, which cannot be re-sampled)."""
     out = []
     for dtype in dtypes:
         if stats["examples"].get(dtype, 0):
             continue
         skipped = {k: n for k, n in stats["skipped"].items() if n}
-        why = ", ".join(f"{n} {k}" for k, n in sorted(skipped.items())) or "none drawn"
-        head = (f"no usable example in {dtype}: the given point was skipped "
-                f"({', '.join(sorted(skipped))}): "
-                "the function or its numeric derivative is not finite there (NaN or inf "
-                "inputs, outputs or derivatives, e.g. sqrt at 0), or it sits on a kink, and a "
-                "given point cannot be re-sampled. Give another point or drawn inputs"
-                if given else
-                f"no usable example in {dtype}: every example drawn was skipped ({why}); "
-                "the function or its numeric derivative is not finite there (NaN or inf "
-                "inputs, outputs or derivatives, e.g. sqrt at 0), or every sample sits on a "
-                "kink")
+        why = "; ".join(f"{k}: {SKIPPED.get(k, k)}" for k in sorted(skipped))
+        if given:
+            head = (f"no usable example in {dtype}: the given point was skipped ({why}), and "
+                    "a given point cannot be re-sampled; give another point or drawn inputs")
+        else:
+            counts = ", ".join(f"{n} {k}" for k, n in sorted(skipped.items())) or "none drawn"
+            head = (f"no usable example in {dtype}: every example drawn was skipped "
+                    f"({counts}){'; ' + why if why else ''}")
         out.append(Finding(
             op, "all", "all", "error",
             f"{op}: {head}. Nothing was checked, so this is not a pass",

@@ -133,9 +133,19 @@ class Session(Guarded):
 
     # -- the forward and its numeric linearizations -----------------------------------------
     def forward(self) -> None:
-        """Evaluate the outputs; :class:`Skip` when they are not finite (overflow)."""
-        self.outs = leaves(self.evaluate("forward", lambda: self.problem.forward(self.x),
-                                          primary=True))
+        """Evaluate the outputs; :class:`Skip` when they are not finite (overflow), or when an
+        axis (a parameter's, or the function's own) does not fit the drawn shapes (numpy's
+        ``AxisError``: ``axis=0`` of a 0-d input is no example of the function)."""
+        try:
+            self.outs = leaves(self.evaluate("forward", lambda: self.problem.forward(self.x),
+                                              primary=True))
+        except Stop:
+            said = self.outcomes[-1] if self.outcomes else None
+            if said is not None and said.path == "forward" and \
+                    said.message.startswith("forward raised AxisError"):
+                self.outcomes.pop()
+                raise Skip("axis") from None
+            raise
         for k, o in enumerate(self.outs):
             if o.dtype.kind not in "fcbiu":  # None, a string, an arbitrary object
                 what = "None" if o.shape == () and o.item() is None else \
