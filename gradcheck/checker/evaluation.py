@@ -8,6 +8,7 @@ what needs the path is skipped), never an exception out of the checker.
 
 from __future__ import annotations
 
+import re
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -20,10 +21,34 @@ from gradcheck.checker.references import Unsupported
 from gradcheck.engine import RuleError
 from gradcheck.ops.refs import NoEquivalent
 
-__all__ = ["Guarded", "Stop", "STRUCTURE", "leaves"]
+__all__ = ["Guarded", "Stop", "STRUCTURE", "leaves", "normalise_error_text"]
 
 #: Reference name of structural findings (shape, dtype, input_mutated, nondeterministic, error).
 STRUCTURE = "structure"
+
+
+#: Names and numbers in exception texts that count something in the process (TensorFlow's
+#: generated function and gradient names, object addresses): they differ between runs of the
+#: same seed with another --jobs, so they are replaced (``_<n>``, ``-<n>``, ``0x<addr>``).
+_COUNTERS = (
+    # TensorFlow's traced functions: every number in the name (__forward_b_4294_4587)
+    (re.compile(r"\b__(?:inference|forward|backward)\w+"),
+     lambda m: re.sub(r"_\d+", "_<n>", m.group())),
+    (re.compile(r"\bpyfunc_\d+"), lambda m: "pyfunc_<n>"),
+    (re.compile(r"\bCustomGradient-\d+"), lambda m: "CustomGradient-<n>"),
+    (re.compile(r"\b0x[0-9a-fA-F]{4,}\b"), lambda m: "0x<addr>"),
+    # any other large counter suffix (a name's _1234)
+    (re.compile(r"(?<=[A-Za-z0-9])_\d{3,}(?=\W|_|$)"), lambda m: "_<n>"),
+)
+
+
+def normalise_error_text(text: str) -> str:
+    """``text`` (an exception's message or traceback) with process-dependent counters and
+    addresses replaced, so the same seed gives byte-identical results whatever ran before in
+    the process (``--jobs``)."""
+    for pattern, replacement in _COUNTERS:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 class Stop(Exception):
@@ -63,7 +88,8 @@ class Guarded:
 
     def structural(self, path: str, kind: str, message: str, tb: str | None = None,
                    **directions: Any) -> None:
-        self.record(Outcome(path, STRUCTURE, kind, message=message, traceback=tb,
+        self.record(Outcome(path, STRUCTURE, kind, message=normalise_error_text(message),
+                            traceback=None if tb is None else normalise_error_text(tb),
                             directions={k: v for k, v in directions.items()}))
 
     def evaluate(self, path: str, call: Callable[[], Any],
