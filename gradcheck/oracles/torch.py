@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engine import RuleError
+from gradcheck.engine.pytree import flatten
 from gradcheck.oracles.base import EquivalentReference, NoEquivalent, Oracle, Unsupported
 from gradcheck.oracles.conventions import convention_of, precise, upcast
 from gradcheck.oracles.inputs import Call
@@ -140,6 +141,8 @@ class TorchProblem:
         for i, p in zip(self.positions, primals, strict=True):
             full[i] = p
         out = self.fn(*full)
+        if isinstance(out, dict):  # a pytree, as JAX takes it: values in sorted-key order
+            out = tuple(flatten(out)[0])
         self.returns_tuple = isinstance(out, (tuple, list))
         outs = tuple(out) if self.returns_tuple else (out,)
         return tuple(o if isinstance(o, self.torch.Tensor) else self._number(o) for o in outs)
