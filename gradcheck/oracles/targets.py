@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checker.paths import SECOND_ORDER
+from gradcheck.checker.evaluation import normalise_error_text
+from gradcheck.checker.paths import PATHS, SECOND_ORDER
 from gradcheck.checker.sampling import Example
 from gradcheck.checker.targets import FunctionTarget, Problem
 from gradcheck.domains import Domain
@@ -43,6 +44,9 @@ FRAMEWORKS = {"tensorflow": ("tensorflow", "keras", "tf_keras"), "autograd": ("a
               "torch": ("torch",), "jax": ("jax", "jaxlib")}
 #: Frameworks whose functions are checked in float64 only (their oracles' precision).
 FLOAT64_ONLY = {"tensorflow": "TensorFlow", "torch": "PyTorch", "jax": "JAX"}
+#: What TensorFlow cannot compute without a second-order gradient: its forward mode
+#: transposes the VJP, so the JVP too.
+TF_SECOND_ORDER = ("jvp", "double_vjp", *SECOND_ORDER)
 
 
 def _module_framework(name: str) -> str | None:
@@ -211,6 +215,7 @@ class FrameworkTarget(FunctionTarget):
         super().__init__(fn, inputs, name=name, family=framework, **options)
         self.framework = framework
         self._unsupported: dict[str, str] | None = None
+        self._probed: tuple[str, ...] = ()
 
     def default_dtypes(self) -> tuple[str, ...]:
         if self.framework in FLOAT64_ONLY:
@@ -246,12 +251,14 @@ class FrameworkTarget(FunctionTarget):
         problem: Problem = get_oracle(self.framework).problem(call)
         return problem
 
-    def unsupported(self) -> dict[str, str]:
+    def unsupported(self, paths: Sequence[str] | None = None) -> dict[str, str]:
         """Paths the framework cannot compute for this function, found by trying once at a
-        sample input (TensorFlow: no second-order gradient; autograd: no forward rule)."""
+        sample input (TensorFlow: no second-order gradient, or no graph mode for its
+        double-VJP; autograd: no forward rule).  Only ``paths`` are tried (default: all)."""
         out = dict(super().unsupported())
-        if self._unsupported is None:
-            self._unsupported = self._probe()
+        wanted = tuple(PATHS if paths is None else paths)
+        if self._unsupported is None or self._probed != wanted:
+            self._unsupported, self._probed = self._probe(wanted), wanted
         out.update(self._unsupported)
         return out
 
@@ -264,38 +271,63 @@ class FrameworkTarget(FunctionTarget):
                            seed=0, shapes=[a.shape for a in self.fixed])
         return draw_examples(self.strategy("float64"), 1, seed=0)[0]
 
-    def _probe(self) -> dict[str, str]:
-        example = self.sample()
-        problem: Any = self.bind(example)
+    def _probe(self, paths: tuple[str, ...]) -> dict[str, str]:
+        """Try the paths that can be unsupported once: a missing gradient or rule is the
+        framework's answer for every example; any other failure is left to the checker,
+        which reports it as a finding on the path that hits it."""
+        problem: Any = self.bind(self.sample())
         x = problem.primals
         try:
             outs = problem.forward(x)
         except Exception:  # noqa: BLE001  (the checker reports a failing forward itself)
             return {}
         zeros = [np.zeros_like(o, dtype=np.float64) for o in outs]
-        if self.framework == "tensorflow":
-            try:
-                problem.double_vjp(x, [np.zeros_like(a) for a in x], zeros)
-            except Unsupported as error:
-                why = str(error)
-                return {p: why for p in ("jvp", "double_vjp", *SECOND_ORDER)}
-            return {}
+        tf = self.framework == "tensorflow"
         out: dict[str, str] = {}
-        if self.framework in ("torch", "jax"):
-            # a custom rule without a double backward (torch's once_differentiable)
-            try:
-                problem.double_vjp(x, [np.zeros_like(a) for a in x], zeros)
-            except Unsupported as error:
-                out.update({p: str(error) for p in ("double_vjp", *SECOND_ORDER)})
-            except Exception:  # noqa: BLE001  (a wrong rule is the checker's finding)
-                pass
+        if "double_vjp" in paths or (not tf and set(paths) & set(SECOND_ORDER)):
+            out = self._probe_double_vjp(problem, x, zeros)
+            if tf and out.keys() != {"double_vjp"}:
+                # it ran (forward mode needs nothing more), or a gradient is missing (and
+                # forward mode, the double-VJP op by op, is unsupported with it)
+                return out
+        if set(paths) - {"vjp"}:
+            out.update(self._probe_jvp(problem, x))
+        return out
+
+    def _probe_double_vjp(self, problem: Any, x: list[np.ndarray],
+                          zeros: list[np.ndarray]) -> dict[str, str]:
+        """A framework that cannot differentiate the VJP again.  TensorFlow's double-VJP is
+        built in graph mode, which a function may not support (``x.numpy()``, a
+        ``tf.py_function``): then the double-VJP alone is unsupported, in TensorFlow's words;
+        an op with no gradient at all makes every path unsupported."""
+        try:
+            problem.double_vjp(x, [np.zeros_like(a) for a in x], zeros)
+        except Unsupported as error:
+            why = normalise_error_text(str(error))
+            if self.framework != "tensorflow":  # torch's once_differentiable, say
+                return {p: why for p in ("double_vjp", *SECOND_ORDER)}
+            if getattr(error, "order", None) == 1:  # the VJP itself is missing
+                return {p: why for p in PATHS}
+            if getattr(error, "order", None) == 2:
+                return {p: why for p in TF_SECOND_ORDER}
+            return {"double_vjp": why}  # no graph mode: only the double-VJP needs it
+        except Exception:  # noqa: BLE001  (a wrong rule is the checker's finding)
+            pass
+        return {}
+
+    def _probe_jvp(self, problem: Any, x: list[np.ndarray]) -> dict[str, str]:
+        """A framework with no forward rule for this function (for TensorFlow, whose forward
+        mode transposes the VJP: no second order, or no VJP at all)."""
         try:
             problem.jvp(x, [np.zeros_like(a) for a in x])
         except Unsupported as error:
-            out.update({p: str(error) for p in ("jvp", "hvp_fwd_rev", "hvp_rev_fwd")})
+            why, order = normalise_error_text(str(error)), getattr(error, "order", None)
+            if self.framework == "tensorflow" and order is not None:
+                return {p: why for p in (PATHS if order == 1 else TF_SECOND_ORDER)}
+            return {p: why for p in ("jvp", "hvp_fwd_rev", "hvp_rev_fwd")}
         except Exception:  # noqa: BLE001  (a wrong rule is the checker's finding)
             pass
-        return out
+        return {}
 
 
 def framework_target(fn: Callable[..., Any], inputs: Sequence[Any] | None = None, *,

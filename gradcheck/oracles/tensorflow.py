@@ -32,7 +32,6 @@ TensorFlow 2.21).  Hence ``jvp_is_independent = False``.  It also differentiates
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -41,14 +40,18 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checker.evaluation import normalise_error_text
 from gradcheck.oracles.base import EquivalentReference, Oracle, Unsupported
 from gradcheck.oracles.conventions import convention_of, upcast
 from gradcheck.oracles.inputs import Call, make_call
 from gradcheck.oracles.tf_dependence import trace_dependence
-from gradcheck.oracles.tf_graph import DoubleVjpGraph, build_double_vjp_graph
+from gradcheck.oracles.tf_graph import BuiltDoubleVjp, build_double_vjp_graph
 from gradcheck.oracles.tf_support import (
+    MissingGradient,
     as_tensor_args,
+    call_fn,
     import_tensorflow,
+    inexact,
     missing_gradient,
     outputs_of,
 )
@@ -87,15 +90,15 @@ class TensorFlowProblem:
         self.forward_mode = forward_mode
         self._traced_jvp: Any = None
         self._out_dtypes: list[Any] = []
-        self._session: Any = None
         self.tf = import_tensorflow()
-        self.call: Call = replace(make_call(fn, list(args), tuple(positions)), name=name)
+        self.call: Call = _call(fn, list(args), tuple(positions), name)
         self.name = name
         self.primals: Arrays = self.call.primals
         self.counts: Counter[str] = Counter()
         #: Whether ``fn`` returned a tuple (known after its first call).
         self.returns_tuple = False
-        self._graph: DoubleVjpGraph | None = None
+        self._graph: BuiltDoubleVjp | None = None
+        self._no_vjp: bool | None = None
         self._dependence: Any = None
         self._fed: tuple[Arrays, Arrays] | None = None
         self._feed_error: str | None = None
@@ -106,9 +109,10 @@ class TensorFlowProblem:
 
     def _outputs(self, primals: Sequence[Any]) -> list[Any]:
         tf, call = self.tf, self.call
-        outs, self.returns_tuple = outputs_of(tf, call, call.fn(*as_tensor_args(tf, call,
-                                                                                primals)))
-        self._out_dtypes = [o.dtype for o in outs]
+        outs, self.returns_tuple = outputs_of(tf, call, call_fn(call, as_tensor_args(tf, call,
+                                                                                  primals)))
+        # an integer output's cotangent stays float64: it is never used
+        self._out_dtypes = [o.dtype if inexact(o) else tf.float64 for o in outs]
         return outs
 
     def _cotangents(self, values: Sequence[Any]) -> list[Any]:
@@ -126,9 +130,13 @@ class TensorFlowProblem:
     def _grads(self, tape: Any, targets: Any, sources: Any, weights: Any) -> list[Any]:
         # densified: tf.gather's IndexedSlices cannot be differentiated again as they are
         # a float32 output (a float32-only kernel) takes its cotangent in float32
-        weights = [w if w.dtype == t.dtype else self.tf.cast(w, t.dtype)
-                   for w, t in zip(weights, targets, strict=True)]
-        grads = tape.gradient(targets, sources, output_gradients=weights,
+        # integer outputs (top_k's indices) are not differentiated
+        pairs = [(t, w if w.dtype == t.dtype else self.tf.cast(w, t.dtype))
+                 for w, t in zip(weights, targets, strict=True) if inexact(t)]
+        if not pairs:
+            return [self.tf.zeros_like(s) for s in sources]
+        grads = tape.gradient([t for t, _ in pairs], sources,
+                              output_gradients=[w for _, w in pairs],
                               unconnected_gradients=self.tf.UnconnectedGradients.ZERO)
         return [self.tf.convert_to_tensor(g) for g in grads]
 
@@ -144,14 +152,14 @@ class TensorFlowProblem:
         with self.tf.GradientTape() as tape:
             tape.watch(xs)
             outs = self._outputs(xs)
-        with missing_gradient(self.name, "the VJP"):
+        with missing_gradient(self.name, 1):
             return self._dense(self._grads(tape, outs, xs, self._cotangents(cotangents)), xs)
 
     def jvp(self, primals: Sequence[Any], tangents: Sequence[Any]) -> Arrays:
         self.counts["jvp"] += 1
         xs, us = self._constants(primals), self._constants(tangents)
         # ForwardAccumulator transposes each op's VJP, so a missing 2nd gradient shows here.
-        with missing_gradient(self.name, "the VJP again (TF forward mode transposes it)"):
+        with missing_gradient(self.name, 2, self._vjp_missing):
             if self.forward_mode == "eager":
                 outs, jvps = self._accumulate(xs, us)
             else:
@@ -162,7 +170,7 @@ class TensorFlowProblem:
                 except (TypeError, ValueError) as error:  # TensorFlow could not trace it
                     # generated function names carry a process-wide counter: drop it, so
                     # the same seed gives the same message
-                    why = re.sub(r"_\d{3,}\b", "_<n>", str(error))
+                    why = normalise_error_text(str(error))
                     raise Unsupported(f"TensorFlow cannot trace ForwardAccumulator in a "
                                       f"tf.function for {self.name}: {type(error).__name__}: "
                                       f"{why}") from error
@@ -172,9 +180,35 @@ class TensorFlowProblem:
         """The outputs and their JVPs by one ForwardAccumulator (eager, or traced)."""
         with self.tf.autodiff.ForwardAccumulator(xs, us) as acc:
             outs = self._outputs(xs)
-        jvps = acc.jvp(outs, unconnected_gradients=self.tf.UnconnectedGradients.ZERO)
-        return outs, [self.tf.zeros_like(o) if j is None else self.tf.convert_to_tensor(j)
-                      for o, j in zip(outs, jvps, strict=True)]
+        return outs, self._tangents_out(acc, outs)
+
+    def _tangents_out(self, acc: Any, outs: list[Any]) -> list[Any]:
+        """The outputs' JVPs from ``acc``: zero where unconnected, and float64 zeros for an
+        integer output (not differentiated)."""
+        tf = self.tf
+        jvps = acc.jvp(outs, unconnected_gradients=tf.UnconnectedGradients.ZERO)
+        return [tf.convert_to_tensor(j) if inexact(o) and j is not None
+                else tf.zeros(tf.shape(o), o.dtype if inexact(o) else tf.float64)
+                for o, j in zip(outs, jvps, strict=True)]
+
+    def _vjp_missing(self) -> bool:
+        """Whether TensorFlow lacks the VJP itself (an op of fn has no gradient): asked
+        when a nested derivative finds a gradient missing, to say which one (once)."""
+        if self._no_vjp is None:
+            xs = self._constants(self.primals)
+            try:
+                with missing_gradient(self.name, 1):
+                    with self.tf.GradientTape() as tape:
+                        tape.watch(xs)
+                        outs = self._outputs(xs)
+                    self._grads(tape, outs, xs, [self.tf.ones_like(o, self.tf.float64)
+                                                 for o in outs])
+                self._no_vjp = False
+            except MissingGradient:
+                self._no_vjp = True
+            except Exception:  # noqa: BLE001  (the VJP path reports its own errors)
+                self._no_vjp = False
+        return self._no_vjp
 
     def double_vjp(self, primals: Sequence[Any], tangents: Sequence[Any],
                    dummies: Sequence[Any]) -> tuple[Arrays, bool]:
@@ -188,10 +222,7 @@ class TensorFlowProblem:
         built = self._graph
         xs, us, ds = ([upcast(a) for a in values] for values in (primals, tangents, dummies))
         self._fed = (xs, us)
-        feed = built.feed(xs, us, ds)
-        if self._session is None:  # one session per graph: creating one costs ~30 ms
-            self._session = self.tf.compat.v1.Session(graph=built.graph)
-        result = built.run(self._session, built.jvp, [np.shape(d) for d in ds], feed)
+        result = built.evaluate(self.tf, xs, us, ds)
         return result, self._dependence.kind != "none"
 
     def dependence_details(self) -> dict[str, Any]:
@@ -202,9 +233,7 @@ class TensorFlowProblem:
         if dep is None or dep.kind == "none" or built is None or self._fed is None:
             return {}
         if self._feed_error is None:
-            with self.tf.compat.v1.Session(graph=built.graph) as session:  # a fresh one
-                self._feed_error = built.feed_error(self.tf, session,
-                                                    built.feed(*self._fed, None)) or ""
+            self._feed_error = built.unfed_error(self.tf, *self._fed) or ""
         details = {"dependence": dep.kind, "dependence_path": list(dep.path),
                    "meaning": MEANING[dep.kind], "tf_version": str(self.tf.__version__)}
         if self._feed_error:
@@ -216,7 +245,7 @@ class TensorFlowProblem:
         self.counts["hvp_fwd_rev"] += 1
         xs, vs = self._constants(primals), self._cotangents(cotangents)
         tf = self.tf
-        with missing_gradient(self.name, "the VJP again (second order)"):
+        with missing_gradient(self.name, 2, self._vjp_missing):
             with tf.autodiff.ForwardAccumulator(
                     [*xs, *vs], [*self._constants(tangents),
                                  *self._cotangents(cotangent_tangents)]) as acc:
@@ -232,7 +261,7 @@ class TensorFlowProblem:
         self.counts["hvp_rev_rev"] += 1
         xs, vs = self._constants(primals), self._cotangents(cotangents)
         tf = self.tf
-        with missing_gradient(self.name, "the VJP again (second order)"):
+        with missing_gradient(self.name, 2, self._vjp_missing):
             with tf.GradientTape() as outer:
                 outer.watch([*xs, *vs])
                 with tf.GradientTape() as inner:
@@ -248,16 +277,26 @@ class TensorFlowProblem:
         self.counts["hvp_rev_fwd"] += 1
         xs, us = self._constants(primals), self._constants(tangents)
         tf = self.tf
-        with missing_gradient(self.name, "the VJP again (second order)"):
+        with missing_gradient(self.name, 2, self._vjp_missing):
             with tf.GradientTape() as outer:
                 outer.watch([*xs, *us])
                 with tf.autodiff.ForwardAccumulator(xs, us) as acc:
                     outs = self._outputs(xs)
-                t_out = [tf.convert_to_tensor(t) for t in
-                         acc.jvp(outs, unconnected_gradients=tf.UnconnectedGradients.ZERO)]
+                t_out = self._tangents_out(acc, outs)
             res = self._dense(self._grads(outer, t_out, [*xs, *us], self._cotangents(cotangents)),
                               [*xs, *us])
         return res[:len(xs)], res[len(xs):]
+
+
+def _call(fn: Callable[..., Any], args: list[Any], positions: tuple[int, ...],
+          name: str) -> Call:
+    """The checked call.  With no differentiable argument (integer inputs only) it is still
+    made, so the checker says "nothing to differentiate" as for every other framework."""
+    if positions:
+        return replace(make_call(fn, args, positions), name=name)
+    return Call(fn=fn, name=name, args=tuple(np.asarray(a, np.float64)
+                                             if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+                                             else a for a in args), argnums=())
 
 
 class TensorFlowOracle(Oracle):

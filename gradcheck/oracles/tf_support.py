@@ -13,18 +13,19 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
+from gradcheck.engine.pytree import flatten
 from gradcheck.oracles.base import Unsupported
 from gradcheck.oracles.inputs import Call
 
-__all__ = ["import_tensorflow", "is_missing_gradient", "missing_gradient", "as_tensor_args",
-           "outputs_of", "dense"]
+__all__ = ["import_tensorflow", "is_missing_gradient", "missing_gradient", "MissingGradient",
+           "as_tensor_args", "call_fn", "outputs_of", "inexact", "dense"]
 
 
 def import_tensorflow() -> ModuleType:
@@ -51,22 +52,53 @@ def is_missing_gradient(error: BaseException) -> bool:
         "No gradient defined" in text or "gradient registry has no entry" in text)
 
 
+class MissingGradient(Unsupported):
+    """TensorFlow has no gradient for an op: of ``fn`` itself (``order`` 1, so no path at
+    all can be computed) or of its gradient (``order`` 2: no second order, and no forward
+    mode either, which transposes the VJP)."""
+
+    def __init__(self, message: str, order: int) -> None:
+        super().__init__(message)
+        self.order = order
+
+
+#: What is missing, worded once so every path that hits it says the same; TensorFlow's own
+#: words follow.
+_MISSING = {1: "TensorFlow has no VJP for {name} (the VJP itself is missing): {error}",
+            2: "TensorFlow cannot differentiate the VJP of {name} again (no second order, so "
+               "no forward mode either): {error}"}
+
+
+def missing_reason(name: str, order: int, error: BaseException) -> str:
+    """Why a path cannot run when an op of ``name`` (order 1) or of its VJP (order 2) has no
+    gradient, the same way whichever path found it, then TensorFlow's own text."""
+    return _MISSING[order].format(name=name, error=error)
+
+
 @contextmanager
-def missing_gradient(name: str, what: str) -> Iterator[None]:
+def missing_gradient(name: str, order: int,
+                     vjp_missing: Callable[[], bool] | None = None) -> Iterator[None]:
     """Turn TensorFlow's missing-gradient LookupError (or its own NotImplementedError) inside
-    the block into Unsupported (``name`` is the function's, ``what`` the derivative taken)."""
+    the block into :class:`MissingGradient` (``name`` is the function's).  ``order`` is the
+    derivative the block takes (1: the VJP, 2: the VJP of the VJP); a block that cannot
+    tell which op failed (a ForwardAccumulator, a nested tape) passes ``vjp_missing``, asked
+    on failure whether the VJP itself is missing, so the reason says so."""
     try:
         yield
     except LookupError as error:
         if not is_missing_gradient(error):
             raise
-        raise Unsupported(f"TensorFlow cannot differentiate {what} of {name}: "
-                          f"{error}") from error
+        if order == 2 and vjp_missing is not None and vjp_missing():
+            order = 1
+        raise MissingGradient(missing_reason(name, order, error), order) from error
     except NotImplementedError as error:
         if not _raised_by_tensorflow(error):
             raise
-        raise Unsupported(f"TensorFlow does not implement {what} of {name}: "
-                          f"{error}") from error
+        if order == 2 and vjp_missing is not None and vjp_missing():
+            order = 1
+        what = "the VJP" if order == 1 else "the VJP of the VJP (second order)"
+        raise MissingGradient(f"TensorFlow does not implement {what} of {name}: "
+                              f"{error}", order) from error
 
 
 def _raised_by_tensorflow(error: BaseException) -> bool:
@@ -76,6 +108,22 @@ def _raised_by_tensorflow(error: BaseException) -> bool:
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     return tb is not None and "/tensorflow/" in tb.tb_frame.f_code.co_filename
+
+
+def call_fn(call: Call, args: Sequence[Any]) -> Any:
+    """``fn(*args)``; a ``tf.function`` whose ``input_signature`` refuses the float64 tensors
+    gradcheck feeds is a clear TypeError naming it, not TensorFlow's binding error."""
+    try:
+        return call.fn(*args)
+    except TypeError as error:
+        text = str(error)
+        if "Binding inputs to tf.function" not in text:
+            raise
+        why = text.split("Received args", 1)[0].strip().rstrip(".")
+        raise TypeError(f"{call.name}: its tf.function input_signature does not accept the "
+                        "tensors gradcheck feeds: TensorFlow functions are checked in float64, "
+                        "so the signature must accept float64 (tf.TensorSpec(..., tf.float64)) "
+                        f"and the inputs' shapes, or be left out (TensorFlow: {why})") from error
 
 
 def as_tensor_args(tf: ModuleType, call: Call, primals: Sequence[Any]) -> list[Any]:
@@ -91,19 +139,49 @@ def as_tensor_args(tf: ModuleType, call: Call, primals: Sequence[Any]) -> list[A
 
 
 def outputs_of(tf: ModuleType, call: Call, out: Any) -> tuple[list[Any], bool]:
-    """``fn``'s result as a list of float64 tensors, and whether it was a tuple."""
-    is_tuple = isinstance(out, (tuple, list))
+    """``fn``'s result as a list of tensors, and whether it was several (a tuple, list or
+    dict: a dict's values in sorted-key order, as a pytree).  Floating outputs must be
+    float64 or complex128, or float32 for a float32-only kernel; integer and boolean outputs
+    (``tf.math.top_k``'s indices) are kept but not differentiated (see :func:`inexact`)."""
+    is_tuple = isinstance(out, (tuple, list, dict))
     outs = []
-    for k, value in enumerate(list(out) if is_tuple else [out]):
-        tensor = tf.convert_to_tensor(value)
-        if tensor.dtype not in (tf.float64, tf.complex128, tf.float32):
-            label = f"output {k}" if is_tuple else "the output"
+    for k, value in enumerate(_output_leaves(out)):
+        label = f"output {k}" if is_tuple else "the output"
+        tensor = _as_tensor(tf, call, label, value)
+        if inexact(tensor) and tensor.dtype not in (tf.float64, tf.complex128, tf.float32):
             raise ValueError(f"{call.name}: {label} has dtype {tensor.dtype.name}; the "
                              "TensorFlow oracle works in float64 or complex128, or float32 "
                              "for a float32-only kernel (create constants inside fn with "
                              "dtype=tf.float64)")
         outs.append(tensor)
     return outs, is_tuple
+
+
+def _output_leaves(out: Any) -> list[Any]:
+    """A result's outputs: a tuple's or list's entries (a namedtuple's too: ``top_k``), a
+    dict's values in sorted-key order (dicts inside a tuple likewise), else the result."""
+    if isinstance(out, dict):
+        return flatten(out)[0]
+    if isinstance(out, (tuple, list)):
+        return [leaf for value in out
+                for leaf in (flatten(value)[0] if isinstance(value, dict) else [value])]
+    return [out]
+
+
+def _as_tensor(tf: ModuleType, call: Call, label: str, value: Any) -> Any:
+    """``value`` as a tensor; a clear error naming the function when it is not one."""
+    try:
+        return tf.convert_to_tensor(value)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{call.name}: {label} is a {type(value).__name__}, which TensorFlow "
+                         "cannot make a tensor; a TensorFlow function must return tensors, "
+                         f"or tuples, lists or dicts of them ({error})") from error
+
+
+def inexact(tensor: Any) -> bool:
+    """Whether an output is differentiated: floating or complex (integer and boolean outputs
+    are not, as for torch and JAX functions)."""
+    return bool(tensor.dtype.is_floating or tensor.dtype.is_complex)
 
 
 def dense(tf: ModuleType, gradients: Sequence[Any]) -> list[Any]:
