@@ -2,6 +2,7 @@
 function gradcheck took for a numpy one says how to name its framework."""
 
 import numpy as np
+import pytest
 
 import gradcheck as gc
 import gradcheck.numpy as gnp
@@ -54,3 +55,19 @@ def test_a_given_point_no_axis_fits_says_how_to_fix_it():
     (error,) = gc.check("mean", inputs=[np.array(3.0)], params={"axis": 0}).failures
     assert "the given point was skipped (axis: an axis" in error.message
     assert "give shapes= that fit it" in error.message
+
+
+@pytest.mark.tensorflow
+def test_tf_function_side_judges_only_its_own_jvp():
+    import tensorflow as tf
+
+    @tf.custom_gradient
+    def badsin(x):
+        def grad(up):
+            return up * tf.cos(x) * 1.1
+        return tf.sin(x), grad
+
+    report = gc.check(badsin, inputs=["real"], references=["tf_function"], examples=2)
+    assert not report.passed
+    # the eager VJP is the target's: its bug is the target's, not tf_function's
+    assert not [f for f in report.failures if f.attributed_to == "tf_function"]
