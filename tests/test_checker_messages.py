@@ -71,3 +71,13 @@ def test_tf_function_side_judges_only_its_own_jvp():
     assert not report.passed
     # the eager VJP is the target's: its bug is the target's, not tf_function's
     assert not [f for f in report.failures if f.attributed_to == "tf_function"]
+
+
+def test_outputs_of_a_dict_result_count_its_values_in_sorted_key_order():
+    from gradcheck.checker.specs import select_outputs
+
+    out = {"b": "sin", "a": "square"}
+    assert select_outputs(out, (1,)) == "sin" and select_outputs(out, (0, 1)) == ("square", "sin")
+    report = gc.check(lambda x: {"b": gnp.sin(x), "a": x * x}, inputs=["real"], outputs=[1],
+                      examples=2)
+    assert report.passed

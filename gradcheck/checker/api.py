@@ -21,6 +21,7 @@ from gradcheck.checker.assemble import SHRINKABLE, Collector, finding, sort_find
 from gradcheck.checker.checks import SEARCH
 from gradcheck.checker.complex import DTYPE_NAMES
 from gradcheck.checker.convergence import measured_convergence
+from gradcheck.checker.evaluation import normalise_error_text
 from gradcheck.checker.examine import ExampleResult, examine, plan
 from gradcheck.checker.explore import (
     draw_examples,
@@ -212,8 +213,10 @@ def _refused_dtype(t: Target, dtype: str) -> str | None:
 
 def _fail(report: Report, message: str, tb: str | None, stats: dict[str, Any]) -> None:
     """Replace whatever was found so far by one ``error`` finding (partial results would
-    depend on how far the check got, which is not reproducible)."""
-    report.findings = [Finding(report.op, "all", "all", "error", message, traceback=tb)]
+    depend on how far the check got, which is not reproducible; so would a framework's
+    process counters in its text)."""
+    report.findings = [Finding(report.op, "all", "all", "error", normalise_error_text(message),
+                               traceback=None if tb is None else normalise_error_text(tb))]
     report.cells, report.stats, report.convergence = [], stats, {}
 
 
@@ -269,7 +272,8 @@ def _convergence(t: Target, example: Any, options: Options, stats: dict[str, Any
 def _run(report: Report, t: Target, options: Options, count: int) -> tuple[Any, Options] | None:
     """The check itself; returns the example the convergence plot differentiates (and the
     options it plots), or None when there is nothing to plot."""
-    unsupported = {p: why for p, why in t.unsupported().items() if p in options.paths}
+    unsupported = {p: why for p, why in t.unsupported(options.paths).items()
+                   if p in options.paths}
     active = Options(tuple(p for p in options.paths if p not in unsupported),
                      options.references, options.mode)
     references, ref_cells = _external(t, options)

@@ -13,6 +13,7 @@ import numpy as np
 from gradcheck.checker.agreement import examine_reference
 from gradcheck.checker.checks import linearity_check, numeric_check, self_check
 from gradcheck.checker.compare import Outcome
+from gradcheck.checker.evaluation import normalise_error_text
 from gradcheck.checker.leaks import leak_check
 from gradcheck.checker.references import Reference
 from gradcheck.checker.sampling import Example
@@ -97,9 +98,10 @@ def _examine(target: Target, example: Example, options: Options,
     try:
         sess = Session(target, example, options)
     except Exception as e:  # binding the example failed: the target's fault, reported
-        result.outcomes.append(Outcome("forward", STRUCTURE, "error",
-                                       message=f"{target.name}: cannot bind the example: {e}",
-                                       traceback=traceback.format_exc()))
+        result.outcomes.append(Outcome(
+            "forward", STRUCTURE, "error",
+            message=normalise_error_text(f"{target.name}: cannot bind the example: {e}"),
+            traceback=normalise_error_text(traceback.format_exc())))
         return result
     if options.paths and not sess.x:
         result.outcomes.append(Outcome(

@@ -251,10 +251,11 @@ def complex_inputs(domains: Sequence[Domain] | None,
 
 
 def select_outputs(out: Any, outputs: tuple[int, ...]) -> Any:
-    """The chosen outputs of a function's result (one stays one, several a tuple); a
-    position out of range is a ValueError saying how many outputs there are (a function's
-    count is known only once it has run)."""
-    leaves = list(out) if isinstance(out, (tuple, list)) else [out]
+    """The chosen outputs of a function's result (a dict's values in sorted-key order; one
+    stays one, several a tuple); a position out of range is a ValueError saying how many
+    outputs there are (a function's count is known only once it has run)."""
+    leaves = [out[k] for k in sorted(out)] if isinstance(out, dict) else \
+        list(out) if isinstance(out, (tuple, list)) else [out]
     n = len(leaves)
     for i in outputs:
         if not -n <= i < n:

@@ -100,8 +100,9 @@ class Target(abc.ABC):
     def bind(self, example: Example) -> Problem:
         """The function at this example, as a :class:`Problem`."""
 
-    def unsupported(self) -> dict[str, str]:
-        """Paths this target does not offer, with the reason."""
+    def unsupported(self, paths: Sequence[str] | None = None) -> dict[str, str]:
+        """Paths this target does not offer, with the reason (``paths``: those asked about;
+        None: all)."""
         return {}
 
     def default_dtypes(self) -> tuple[str, ...]:
@@ -260,7 +261,7 @@ class OpTarget(Target):
         return EngineProblem(self.spec.function(self.op), example.args, example.params,
                              self.positions(example), name=self.op.name)
 
-    def unsupported(self) -> dict[str, str]:
+    def unsupported(self, paths: Sequence[str] | None = None) -> dict[str, str]:
         if not self.op.differentiable:
             return {p: f"op {self.name!r} is declared not differentiable" for p in PATHS}
         if self.domains and not any(d.differentiable for i, d in enumerate(self.domains)
@@ -327,7 +328,7 @@ class FunctionTarget(Target):
         return EngineProblem(_hinted(self.spec.function(self.fn), self.name), example.args,
                              example.params, self.positions(example), name=self.name)
 
-    def unsupported(self) -> dict[str, str]:
+    def unsupported(self, paths: Sequence[str] | None = None) -> dict[str, str]:
         if self.first_order_only:
             why = f"{self.name} is first-order only: {self.first_order_only}"
             return {p: why for p in ("double_vjp", *SECOND_ORDER)}
