@@ -49,6 +49,12 @@ def _is(kind: str, paths: set[str], side: str | None = "",
     return test
 
 
+def _graph_mode_only(f: Finding) -> bool:
+    """An unsupported double-VJP because the function cannot run in graph mode at all."""
+    text = str(f.get("message", ""))
+    return "in graph mode" in text and ("cannot run" in text or "cannot build" in text)
+
+
 #: The forward modes: (name, which findings are that mode's).
 MODES: list[tuple[str, Callable[[Finding], bool]]] = [
     ("graph double-VJP", lambda f: f["path"] == "double_vjp" and _side(f) != SIDE),
@@ -70,8 +76,13 @@ CATEGORIES: list[tuple[str, str, Callable[[Finding], bool]]] = [
      and f.get("details", {}).get("dependence") == "data"),
     ("value leak", "the double-VJP's JVP changes with the dummy's value",
      _is("value_leak", {"double_vjp"}, None)),
+    ("no graph mode", "the function runs eagerly only (numpy inside it or its gradient), so "
+     "TensorFlow has no graph-mode double-VJP for it",
+     lambda f: f["kind"] == "unsupported" and f["path"] == "double_vjp"
+     and _graph_mode_only(f)),
     ("no second order", "TensorFlow cannot differentiate the VJP again (so neither the "
-     "double-VJP nor ForwardAccumulator can run)", _is("unsupported", {"double_vjp"}, None)),
+     "double-VJP nor ForwardAccumulator can run)",
+     lambda f: _is("unsupported", {"double_vjp"}, None)(f) and not _graph_mode_only(f)),
     ("silently zero", "a path identically zero where the numeric derivative is not",
      lambda f: f["kind"] == "silently_zero"),
     ("wrong JVP, graph double-VJP", "the double-VJP disagrees with the numeric derivative",
