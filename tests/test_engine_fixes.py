@@ -265,3 +265,62 @@ def test_a_forward_returning_the_wrong_output_count_is_an_error_naming_the_op(fo
     with pytest.raises(ValueError, match=rf"op 'two_outputs' declares nout=2 outputs, but its "
                                          rf"forward returned a {re.escape(got)}"):
         op(gc.tensor(np.ones(3)))
+
+
+# -- 8. clear errors, and a Python-number cotangent in the input's dtype ---------------------------
+@pytest.mark.parametrize("argnum", [2, -2])
+def test_grad_with_argnum_out_of_range_names_argnum_and_the_count(argnum):
+    def f(x):
+        return gnp.sum(x)
+
+    with pytest.raises(IndexError, match=rf"grad: argnum={argnum}, but f was called with 1 "
+                                         r"argument$"):
+        gc.grad(f, argnum=argnum)(np.ones(2))
+
+
+def test_a_wrong_output_tangent_is_compared_with_the_output():
+    op = gc.define_op("tangent_too_big", lambda x: x * 2, lambda g, out, x: g * 2,
+                      lambda ts, out, x: gnp.stack([ts[0], ts[0]]), register=False)
+    x = gc.tensor(np.ones(2))
+    with gc.ForwardAccumulator(x, np.ones(2)):
+        with pytest.raises(gc.RuleError, match=r"output 0: the output tangent has shape "
+                                               r"\(2, 2\) but the output has shape \(2,\)"):
+            op(x)
+
+
+def test_define_op_refuses_a_jvp_rule_taking_fewer_inputs_than_the_vjp_rule():
+    with pytest.raises(TypeError, match="op 'disagree': the vjp rule handles 2 inputs but the "
+                                        "jvp rule 1, which cannot take 'y'"):
+        gc.define_op("disagree", lambda x, y: x, lambda g, out, x, y: (g, None),
+                     lambda ts, out, x: ts[0], register=False)
+    # a parameter the JVP rule takes by keyword is no disagreement
+    op = gc.define_op("agree", lambda x, scale=1.0: x * scale,
+                      lambda g, out, x, scale: g * scale,
+                      lambda ts, out, x, scale=1.0: ts[0] * scale, register=False)
+    assert op.nin == 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_a_python_number_cotangent_takes_the_inputs_dtype(dtype):
+    op = gc.define_op("number_rule", lambda x: x * 2, lambda g, out, x: 2.0,
+                      lambda ts, out, x: 2.0, register=False)
+    x = gc.tensor(np.ones((), dtype))
+    with gc.GradientTape() as tape:
+        tape.watch(x)
+        y = op(x)
+    g = tape.gradient(y, x)
+    assert g.dtype == dtype and float(np.real(g.numpy())) == 2.0
+    with gc.ForwardAccumulator(x, np.ones((), dtype)) as acc:
+        y = op(x)
+    assert acc.jvp(y).dtype == dtype
+
+
+def test_a_python_complex_cotangent_for_a_real_input_is_an_error():
+    op = gc.define_op("complex_rule", lambda x: x * 2, lambda g, out, x: 2j, register=False)
+    x = gc.tensor(1.0)
+    with gc.GradientTape() as tape:
+        tape.watch(x)
+        y = op(x)
+    with pytest.raises(gc.RuleError, match="input 0: the cotangent is a Python complex but the "
+                                           "input has dtype float64"):
+        tape.gradient(y, x)

@@ -19,7 +19,7 @@ import numpy as np
 from gradcheck.engine import state
 from gradcheck.engine.op import Op, RuleError, annotate, call_rule
 from gradcheck.engine.pytree import flatten, unflatten
-from gradcheck.engine.tape import GradientTape, check_cotangent, user_value
+from gradcheck.engine.tape import GradientTape, check_cotangent, fit_number, user_value
 from gradcheck.engine.tensor import Tensor, is_float, value_of
 
 __all__ = ["ForwardAccumulator", "transpose_jvp"]
@@ -75,8 +75,7 @@ class ForwardAccumulator:
             if np.shape(value_of(t)) != p.shape:
                 raise ValueError(f"ForwardAccumulator: tangent {i} has shape "
                                  f"{np.shape(value_of(t))}, primal {i} has shape {p.shape}")
-            t = user_value(t, p.dtype, f"ForwardAccumulator: tangent {i}", f"primal {i}",
-                           copy=False)
+            t = user_value(t, p.dtype, f"ForwardAccumulator: tangent {i}", f"primal {i}")
             if type(t) is not Tensor:
                 self._given.append(t)
             _keep(p, self.level, t)
@@ -160,7 +159,7 @@ class ForwardAccumulator:
                 ov = outs._value
                 if not (type(rv) is np.ndarray and rv.shape == ov.shape
                         and rv.dtype == ov.dtype):
-                    check_cotangent(op, 0, result, outs, what="output tangent")
+                    result = fit_number(op, 0, result, ov.shape, ov.dtype, "output tangent")
                 if ov.dtype.kind in "fc":
                     if outs._tangents is None:
                         outs._tangents = {level: result}
@@ -172,8 +171,7 @@ class ForwardAccumulator:
         for k, (o, t) in enumerate(zip(outs, result, strict=False)):
             if t is None or not is_float(o):
                 continue
-            check_cotangent(op, k, t, o, what="output tangent")
-            _keep(o, level, t)
+            _keep(o, level, fit_number(op, k, t, o.shape, o.dtype, "output tangent"))
 
 
 def _raw_jvp(op: Op, tangents: tuple[Any, ...], outs: Any, args: tuple[Any, ...],

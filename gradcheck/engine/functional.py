@@ -116,6 +116,9 @@ def grad(f: Callable[..., Any], argnum: int = 0) -> Callable[..., Any]:
     """The gradient of a scalar-valued ``f`` with respect to argument ``argnum``."""
 
     def gradfun(*args: Any) -> Any:
+        if not -len(args) <= argnum < len(args):
+            raise IndexError(f"grad: argnum={argnum}, but {getattr(f, '__name__', 'f')} was "
+                             f"called with {len(args)} argument{'s' * (len(args) != 1)}")
         xs = list(_as_tensors(args))
         with GradientTape() as tape:
             tape.watch(xs[argnum])

@@ -206,6 +206,39 @@ def _count_inputs(name: str, rule: Rule, what: str, leading: int) -> int | None:
     return positional - leading
 
 
+def _check_rules_agree(name: str, rules: dict[str, Any], counts: dict[str, int]) -> None:
+    """Raise TypeError when the VJP rule takes more inputs than the JVP rule (or the other way
+    round) and the other rule cannot take the extra ones as keyword parameters either:
+    inputs or parameters, one of the two rules would fail when called.  Only plain
+    functions are compared (a per-input sequence's count is checked against ``nin``)."""
+    plain = {what: rule for what, rule in rules.items()
+             if what in counts and callable(rule) and not isinstance(rule, (list, tuple))}
+    if len(plain) < 2:
+        return
+    (more, n_more), (fewer, n_fewer) = sorted(((w, counts[w]) for w in plain),
+                                              key=lambda item: -item[1])
+    if n_more == n_fewer:
+        return
+    extra = _required_names(plain[more])[2 + n_fewer:2 + n_more]
+    params = inspect.signature(plain[fewer]).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return
+    known = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    missing = [n for n in extra if n not in known]
+    if missing:
+        raise TypeError(
+            f"op {name!r}: the {more} rule handles {n_more} inputs but the {fewer} rule "
+            f"{n_fewer}, which cannot take {', '.join(map(repr, missing))} as a keyword "
+            "parameter either; give both rules the same inputs"
+        )
+
+
+def _required_names(rule: Rule) -> list[str]:
+    """The names of a rule's positional parameters without defaults, in order."""
+    return [p.name for p in inspect.signature(rule).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+
+
 def define_op(
     name: str,
     forward: Callable[..., Any],
@@ -284,6 +317,7 @@ def define_op(
             raise TypeError(
                 f"op {name!r}: the {what} rule handles {n} inputs but the op has {nin}"
             )
+    _check_rules_agree(name, rule_forms, known)
     if variadic:  # any number of inputs; ``inputs`` only says how many the checker draws
         nin = None
     for i in nondiff_argnums:

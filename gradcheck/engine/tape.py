@@ -24,7 +24,7 @@ from gradcheck.engine.pytree import flatten, unflatten
 from gradcheck.engine.reads import rule_reads, union
 from gradcheck.engine.tensor import KEYS, Tensor, is_float, value_of
 
-__all__ = ["GradientTape", "check_cotangent", "user_value"]
+__all__ = ["GradientTape", "check_cotangent", "check_like", "fit_number", "user_value"]
 
 # Pending cotangents of one tensor are summed early once this many pile up.
 _EARLY_AGGREGATE = 32
@@ -92,17 +92,17 @@ def _aggregate(cotangents: list[Any]) -> Any:
     return total
 
 
-def user_value(value: Any, dtype: np.dtype, what: str, of: str, copy: bool = True) -> Any:
+def user_value(value: Any, dtype: np.dtype, what: str, of: str) -> Any:
     """A value the user hands the engine (an output gradient, a tangent) in ``dtype``, the
     dtype of the tensor ``of`` it belongs to.
 
     A real value is cast (to the complex dtype for a complex tensor), so a float32 or integer
     output gradient gives gradients of the sources' dtypes, not a rule error deep in the
     pass; a complex value for a real tensor is an error (its imaginary part would have
-    nowhere to go).  With ``copy`` an array is always copied, so what the engine returns
-    (which may be the value itself or views of it) never shares memory with the caller's
-    array.  A :class:`Tensor` is kept (cast by the ``astype`` op), so an outer tape still
-    sees it.
+    nowhere to go).  An array of the right dtype is the caller's own, uncopied: a rule
+    that writes into its cotangent writes into it, which the checker reports; the tape
+    and the accumulator copy what they return that may share memory with it.  A
+    :class:`Tensor` is kept (cast by the ``astype`` op), so an outer tape still sees it.
     """
     if dtype.kind not in "fc":  # not differentiated: nothing to match
         return value
@@ -111,7 +111,7 @@ def user_value(value: Any, dtype: np.dtype, what: str, of: str, copy: bool = Tru
                          "would have nowhere to go")
     if type(value) is Tensor:
         return value if value.dtype == dtype else value.astype(dtype)
-    return np.array(value, dtype=dtype) if copy else np.asarray(value, dtype=dtype)
+    return np.asarray(value, dtype=dtype)
 
 
 def check_cotangent(op: Op, position: int, ct: Any, arg: Any, what: str = "cotangent") -> None:
@@ -119,23 +119,42 @@ def check_cotangent(op: Op, position: int, ct: Any, arg: Any, what: str = "cotan
     check_like(op, position, ct, *_shape_dtype(value_of(arg)), what)
 
 
+def fit_number(op: Op, position: int, ct: Any, shape: Any, dtype: Any,
+               what: str = "cotangent") -> Any:
+    """``ct`` checked as :func:`check_like` does, except that a Python number standing for a
+    0-d value is cast to its dtype (a rule's ``return 0.0`` for a float32 input gives a
+    float32 gradient, not a float64 one); a complex one for a real value is an error."""
+    if type(ct) in (int, float, complex) and shape == () and dtype is not None:
+        if type(ct) is complex and dtype.kind != "c":
+            side = "output" if what.startswith("output") else "input"
+            raise RuleError(op.name, f"{side} {position}", "dtype",
+                            f"the {what} is a Python complex but the {side} has dtype {dtype}")
+        return np.asarray(ct, dtype=dtype)
+    check_like(op, position, ct, shape, dtype, what)
+    return ct
+
+
 def check_like(op: Op, position: int, ct: Any, shape: Any, dtype: Any,
                what: str = "cotangent") -> None:
-    """Raise :class:`RuleError` unless ``ct`` has this shape and dtype (None: any dtype)."""
+    """Raise :class:`RuleError` unless ``ct`` has this shape and dtype (None: any dtype).
+
+    ``what`` names ``ct`` in the message; an ``"output ..."`` (an output tangent) is compared
+    with output ``position``, anything else with input ``position``."""
     cv = ct._value if type(ct) is Tensor else ct
     try:
         if cv.shape == shape and (dtype is None or cv.dtype == dtype):
             return
     except AttributeError:
         pass
+    side = "output" if what.startswith("output") else "input"
     got = np.shape(cv)
     if got != shape:
-        raise RuleError(op.name, f"input {position}", "shape",
-                        f"the {what} has shape {got} but the input has shape {shape}")
+        raise RuleError(op.name, f"{side} {position}", "shape",
+                        f"the {what} has shape {got} but the {side} has shape {shape}")
     dt = getattr(cv, "dtype", None)
     if dt is not None and dtype is not None and dt != dtype:
-        raise RuleError(op.name, f"input {position}", "dtype",
-                        f"the {what} has dtype {dt} but the input has dtype {dtype}")
+        raise RuleError(op.name, f"{side} {position}", "dtype",
+                        f"the {what} has dtype {dt} but the {side} has dtype {dtype}")
 
 
 class GradientTape:
@@ -271,9 +290,10 @@ class GradientTape:
 
         A source computed from a watched tensor gets the total cotangent reaching it, as in
         TensorFlow.  ``output_gradients`` are cast to their targets' dtypes (a complex one for
-        a real target is an error) and arrays among them are copied once, so the gradients
-        returned never share memory with the caller's arrays; like every tensor's, their
-        ``numpy()`` is read-only."""
+        a real target is an error).  A gradient that may share memory with an
+        ``output_gradients`` array (it is the seed, or a view of it) is copied, so the
+        gradients returned never share memory with the caller's arrays; like every
+        tensor's, their ``numpy()`` is read-only."""
         if unconnected_gradients not in ("none", "zero"):
             raise ValueError(
                 "GradientTape.gradient: unconnected_gradients must be 'none' or 'zero', "
@@ -304,10 +324,14 @@ class GradientTape:
             self._nodes, self._tracked, self._watched = [], set(), set()
         result = _backward(nodes, seeds, source_list, state.below(self.level), all_live,
                            consume=not self.persistent)
+        given = [] if output_gradients is None else \
+            [g for _, g in seeds if type(g) is np.ndarray]  # the caller's arrays
         out = []
         for s, g in zip(source_list, result, strict=False):
             if g is None and unconnected_gradients == "zero":
                 g = np.zeros_like(s._value)
+            elif type(g) is np.ndarray and any(np.may_share_memory(g, a) for a in given):
+                g = g.copy()  # the seed itself, or a view of it (add, reshape, target is source)
             out.append(None if g is None else (g if type(g) is Tensor else Tensor(g)))
         return unflatten(source_tree, out)
 
@@ -441,7 +465,7 @@ def _propagate(node: _Node, pending: dict[int, list[Any]], raw: bool,
         except AttributeError:
             fits = False
         if not fits:  # a Python number, an unknown dtype, or a wrong cotangent
-            check_like(op, i, ct, shape, dtype)
+            ct = fit_number(op, i, ct, shape, dtype)
         lst = pending.setdefault(key, [])
         lst.append(ct)
         if len(lst) >= _EARLY_AGGREGATE:
