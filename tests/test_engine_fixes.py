@@ -324,3 +324,62 @@ def test_a_python_complex_cotangent_for_a_real_input_is_an_error():
     with pytest.raises(gc.RuleError, match="input 0: the cotangent is a Python complex but the "
                                            "input has dtype float64"):
         tape.gradient(y, x)
+
+
+# -- 9. numpy's array methods and operators on tensors ------------------------------------------
+X = np.array([[1.5, -2.0, 0.5]])
+
+METHODS = {  # name: (f, its gradient at X with a cotangent of ones)
+    "abs": (lambda x: abs(x), np.sign(X)),
+    "flatten": (lambda x: x.flatten(), np.ones_like(X)),
+    "ravel": (lambda x: x.ravel(), np.ones_like(X)),
+    "copy": (lambda x: x.copy() * 2.0, np.full_like(X, 2.0)),
+    "dot": (lambda x: x.dot(np.array([1.0, 2.0, 3.0])), np.array([[1.0, 2.0, 3.0]])),
+    "clip": (lambda x: x.clip(-1.0, 1.0), np.array([[0.0, 0.0, 1.0]])),
+    "cumsum": (lambda x: x.cumsum(), np.array([[3.0, 2.0, 1.0]])),
+    "squeeze": (lambda x: x.squeeze(), np.ones_like(X)),
+    "real": (lambda x: x.real, np.ones_like(X)),
+    "conj": (lambda x: x.conj(), np.ones_like(X)),
+    "np.sum": (lambda x: np.sum(x), np.ones_like(X)),
+    "np.mean": (lambda x: np.mean(x), np.full_like(X, 1 / 3)),
+    "np.max": (lambda x: np.max(x, axis=1), np.array([[1.0, 0.0, 0.0]])),
+    "np.clip": (lambda x: np.clip(x, -1.0, 1.0), np.array([[0.0, 0.0, 1.0]])),
+    "np.cumsum": (lambda x: np.cumsum(x), np.array([[3.0, 2.0, 1.0]])),
+    "np.squeeze": (lambda x: np.squeeze(x), np.ones_like(X)),
+    "np.reshape": (lambda x: np.reshape(x, (3,)), np.ones_like(X)),
+}
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_numpy_methods_and_functions_on_a_tensor_are_differentiable(name):
+    f, expected = METHODS[name]
+    x = gc.tensor(X)
+    with gc.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    assert type(y) is gc.Tensor
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), expected, rtol=1e-15)
+
+
+@pytest.mark.parametrize("f", [lambda x: x % 1.0, lambda x: 1.0 % x, lambda x: x // 2.0,
+                               lambda x: np.ones(3) // x], ids=["%", "r%", "//", "r//"])
+def test_mod_and_floor_divide_say_what_to_write_instead(f):
+    with pytest.raises(TypeError, match=r"does not support (%|//): it is not a differentiable op; "
+                                        r"write gnp\.f"):
+        f(gc.tensor([1.5, -2.0, 0.5]))
+
+
+@pytest.mark.parametrize("call", [lambda x: x.sum(out=np.empty(())),
+                                  lambda x: x.cumsum(out=np.empty(3)),
+                                  lambda x: x.clip(0.0, 1.0, out=np.empty(3)),
+                                  lambda x: x.dot(x, out=np.empty(()))],
+                         ids=["sum", "cumsum", "clip", "dot"])
+def test_methods_refuse_out(call):
+    with pytest.raises(TypeError, match="out= is not supported"):
+        call(gc.tensor([1.5, -2.0, 0.5]))
+
+
+def test_cumsum_takes_numpys_dtype_and_argmax_is_a_plain_array():
+    x = gc.tensor(np.array([1.5, -2.0, 0.5]))
+    assert x.cumsum(dtype=np.float32).dtype == np.float32
+    assert np.argmax(x) == 0 and x.argmin() == 1

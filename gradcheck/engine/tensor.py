@@ -183,13 +183,62 @@ class Tensor:
     def __getitem__(self, index: Any) -> Any:
         return _OPS["getitem"](self, index=index)
 
-    # Array methods, with numpy's signatures.
+    def __abs__(self) -> Any:
+        return _OPS["abs"](self)
+
+    # numpy's mod and floor_divide are not registered ops (piecewise: their derivatives
+    # jump), so these say what to write instead of Python's "unsupported operand".
+    def __mod__(self, other: Any) -> Any:
+        raise _not_differentiable("%")
+
+    __rmod__ = __mod__
+
+    def __floordiv__(self, other: Any) -> Any:
+        raise _not_differentiable("//")
+
+    __rfloordiv__ = __floordiv__
+
+    # Array methods, with numpy's signatures: numpy's functions call them (``np.sum(t)`` is
+    # ``t.sum(axis=None, dtype=None, out=None)``), so they take numpy's ``out=`` (None only)
+    # and ``dtype=``.
     @property
     def T(self) -> Any:  # noqa: N802 - numpy's name
         return _OPS["transpose"](self)
 
-    def reshape(self, *shape: Any) -> Any:
+    @property
+    def real(self) -> Any:
+        return _OPS["real"](self)
+
+    @property
+    def imag(self) -> Any:
+        return _OPS["imag"](self)
+
+    def conj(self) -> Any:
+        return _OPS["conj"](self)
+
+    conjugate = conj
+
+    def reshape(self, *shape: Any, order: str = "C", copy: Any = None) -> Any:
+        _c_order("reshape", order)
         return _OPS["reshape"](self, shape=shape[0] if len(shape) == 1 else shape)
+
+    def flatten(self, order: str = "C") -> Any:
+        """A 1-d tensor of the entries (numpy's ``flatten``; C order only)."""
+        _c_order("flatten", order)
+        return _OPS["reshape"](self, shape=(-1,))
+
+    def ravel(self, order: str = "C") -> Any:
+        """A 1-d tensor of the entries (numpy's ``ravel``; C order only)."""
+        _c_order("ravel", order)
+        return _OPS["reshape"](self, shape=(-1,))
+
+    def copy(self, order: str = "C") -> Any:
+        """A differentiable copy (numpy's ``copy``; C order only)."""
+        _c_order("copy", order)
+        return _OPS["astype"](self, self.dtype)
+
+    def squeeze(self, axis: Any = None) -> Any:
+        return _OPS["squeeze"](self, axis=axis)
 
     def transpose(self, *axes: Any) -> Any:
         return _OPS["transpose"](self, axes=(axes[0] if len(axes) == 1 else axes) or None)
@@ -197,11 +246,29 @@ class Tensor:
     def astype(self, dtype: Any) -> Any:
         return _OPS["astype"](self, dtype)
 
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _OPS["sum"](self, axis=axis, keepdims=keepdims)
+    def dot(self, b: Any, out: Any = None) -> Any:
+        _no_out("dot", out)
+        return _OPS["dot"](self, b)
 
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _OPS["mean"](self, axis=axis, keepdims=keepdims)
+    def clip(self, min: Any = None, max: Any = None, out: Any = None,  # noqa: A002 - numpy's
+             **numpy_kw: Any) -> Any:
+        """numpy's ``clip(min, max)`` (the ``clip`` op: the bounds are held fixed)."""
+        _no_out("clip", out)
+        return _OPS["clip"](self, a_min=numpy_kw.pop("a_min", min),
+                            a_max=numpy_kw.pop("a_max", max), **numpy_kw)
+
+    def cumsum(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        _no_out("cumsum", out)
+        x = self if dtype is None or np.dtype(dtype) == self.dtype else self.astype(dtype)
+        return _OPS["cumsum"](x, axis=axis)
+
+    # The reductions take numpy's parameters as numpy passes them (positionally too); the
+    # ops refuse an ``out``, ``initial`` or ``where`` they cannot honour.
+    def sum(self, *args: Any, **params: Any) -> Any:
+        return _OPS["sum"](self, *args, **params)
+
+    def mean(self, *args: Any, **params: Any) -> Any:
+        return _OPS["mean"](self, *args, **params)
 
     def max(self, *args: Any, **params: Any) -> Any:
         return _OPS["max"](self, *args, **params)
@@ -217,6 +284,39 @@ class Tensor:
 
     def std(self, *args: Any, **params: Any) -> Any:
         return _OPS["std"](self, *args, **params)
+
+    # Not differentiable: plain integer arrays, like the comparisons.
+    def argmax(self, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+        _no_out("argmax", out)
+        return np.argmax(self._value, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+        _no_out("argmin", out)
+        return np.argmin(self._value, axis=axis, keepdims=keepdims)
+
+
+def _no_out(method: str, out: Any) -> None:
+    """Refuse numpy's ``out=``: an op returns a new tensor, it never writes into an array."""
+    if out is not None:
+        raise TypeError(f"Tensor.{method}: out= is not supported (ops return a new tensor, they "
+                        f"never write into one); got {type(out).__name__}: assign the result "
+                        "instead")
+
+
+def _c_order(method: str, order: str) -> None:
+    """Refuse an ``order`` other than C (a tensor's entries are read in C order)."""
+    if order != "C":
+        raise ValueError(f"Tensor.{method}: only order='C' is supported, got {order!r}")
+
+
+def _not_differentiable(symbol: str) -> TypeError:
+    """The error for ``%`` and ``//``: no registered op computes them."""
+    instead = {"%": "gnp.fmod(a, b) (the sign of a), or a - gnp.floor(a / b) * b (numpy's "
+                    "mod, the sign of b)",
+               "//": "gnp.floor(a / b) (its derivative is zero), or a.numpy() // b for a "
+                     "constant array"}[symbol]
+    return TypeError(f"gradcheck.Tensor does not support {symbol}: it is not a differentiable "
+                     f"op; write {instead}")
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
