@@ -359,6 +359,13 @@ det: Op = define_op(
 )
 
 
+def _tf_slogdet(tf: Any, a: Any) -> tuple[Any, Any]:
+    """TensorFlow's slogdet; of a complex matrix its log|det| comes complex (a zero imaginary
+    part), numpy's real."""
+    sign, logabsdet = tf.linalg.slogdet(a)
+    return sign, tf.math.real(logabsdet) if logabsdet.dtype.is_complex else logabsdet
+
+
 def _slogdet_forward(a: Any) -> tuple[Any, Any]:
     check_square("linalg.slogdet", a)
     sign, logabsdet = np.linalg.slogdet(a)
@@ -389,7 +396,7 @@ slogdet: Op = define_op(
     doc="numpy.linalg.slogdet: (sign, log|det|) of each square matrix; the sign has zero "
         "derivative.",
     equivalents={"numpy": lambda np_, a: tuple(np_.linalg.slogdet(a)),
-                 "tensorflow": lambda tf, a: tuple(tf.linalg.slogdet(a))},
+                 "tensorflow": _tf_slogdet},
 )
 
 

@@ -326,6 +326,30 @@ def _eigh_jvp(ts, out, a, UPLO="L"):
     return diagonal_part(p), matmul(v, inverse_gaps(w) * p)
 
 
+def _np_eigh(np_: Any, a: Any, UPLO: str = "L") -> tuple[Any, Any]:
+    """The framework's eigh of the op's input: the symmetric part, or for a complex matrix
+    the Hermitian part with each eigenvector in the op's phase gauge."""
+    if getattr(a, "dtype", np.asarray(a).dtype).kind != "c":
+        return tuple(np_.linalg.eigh(_np_sym(np_, a), UPLO=UPLO))
+    w, v = np_.linalg.eigh(0.5 * (a + np_.conj(np_.swapaxes(a, -1, -2))), UPLO=UPLO)
+    size = np_.abs(v)
+    top = np_.max(size, axis=-2, keepdims=True)
+    pivot = np_.sum(np_.where(size == top, v, 0 * v), axis=-2, keepdims=True)
+    return w, v * (np_.abs(pivot) / pivot)
+
+
+def _tf_eigh(tf: Any, a: Any, UPLO: str = "L") -> tuple[Any, Any]:
+    """As :func:`_np_eigh`, with TensorFlow's names (its eigenvalues of a complex matrix come
+    complex, with a zero imaginary part)."""
+    if not a.dtype.is_complex:
+        return tuple(tf.linalg.eigh(_tf_sym(tf, a)))
+    w, v = tf.linalg.eigh(0.5 * (a + tf.linalg.adjoint(a)))
+    size = tf.abs(v)
+    top = tf.reduce_max(size, axis=-2, keepdims=True)
+    pivot = tf.reduce_sum(tf.where(size == top, v, tf.zeros_like(v)), axis=-2, keepdims=True)
+    return tf.math.real(w), v * (tf.cast(tf.abs(pivot), v.dtype) / pivot)
+
+
 eigh: Op = define_op(
     "linalg.eigh", _eigh_forward,
     vjp=_eigh_vjp, jvp=_eigh_jvp,
@@ -335,9 +359,7 @@ eigh: Op = define_op(
     gauge=((1, -1),),  # each eigenvector (a column of v) up to its sign (a phase if complex)
     complex_inputs=("hermitian",),
     # a is symmetrised first, so which triangle LAPACK would read does not matter
-    equivalents={"numpy": lambda np_, a, UPLO="L": tuple(np_.linalg.eigh(_np_sym(np_, a),
-                                                                        UPLO=UPLO)),
-                 "tensorflow": lambda tf, a, UPLO="L": tuple(tf.linalg.eigh(_tf_sym(tf, a)))},
+    equivalents={"numpy": _np_eigh, "tensorflow": _tf_eigh},
 )
 
 
