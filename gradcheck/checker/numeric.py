@@ -42,6 +42,18 @@ class NonFiniteError(ValueError):
     """f (or an argument) was nan/inf at the sample or at a probe point: re-sample elsewhere."""
 
 
+class OutsideDomain(NonFiniteError):
+    """f was nan/inf at a probe point but not at the sample: the step left f's domain (log
+    at x = 1e-4 probed at x - 1.2e-4), and smaller steps may stay inside."""
+
+
+#: How many times a tableau's steps shrink tenfold when a probe leaves f's domain.
+DOMAIN_SHRINKS = 4
+#: Near zero, the finer tableau's first step as a fraction of the smallest moved input's
+#: distance from 0 along the tangent (see :func:`_tableau`).
+FINER = 0.1
+
+
 @dataclass(frozen=True, eq=False)
 class NumericDerivative:
     """A numeric directional derivative, shaped like f's output, with its estimated absolute
@@ -126,6 +138,12 @@ class _Problem:
         #: Largest |u| over all tangents (0 for a zero direction).
         self.umax = max((float(np.max(np.abs(u), initial=0)) for u in self.tangents),
                         default=0.0)
+        #: The smallest |x_k| / |u_k| over the moved components that are not exactly 0: how
+        #: far a probe may go along u before an input crosses zero (0: none; inf: no move).
+        reach = [np.abs(self.args[i][(u != 0) & (self.args[i] != 0)]) /
+                 np.abs(u[(u != 0) & (self.args[i] != 0)])
+                 for i, u in zip(self.argnums, self.tangents, strict=True)]
+        self.reach = min((float(np.min(r)) for r in reach if r.size), default=0.0)
 
     def along(self, tangents: list[np.ndarray]) -> _Problem:
         """The same sample probed along other (trusted) tangents, with a fresh call count."""
@@ -174,7 +192,8 @@ class _Problem:
         if not np.isfinite(flat).all():
             bad = ~np.isfinite(flat)
             name = getattr(self.f, "__name__", "f")
-            raise NonFiniteError(f"{self.who}: {name} returned {int(bad.sum())} non-finite "
+            error = OutsideDomain if where != "the sample point" else NonFiniteError
+            raise error(f"{self.who}: {name} returned {int(bad.sum())} non-finite "
                                  f"output element(s) (first at flat index "
                                  f"{int(np.argmax(bad))}) at {where}")
         return flat
@@ -241,6 +260,47 @@ def _quotient(p: _Problem, h: float, hi: np.ndarray, lo: np.ndarray, width: floa
 
 def _tableau(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
              counted_from: int = 0) -> NumericDerivative:
+    """Ridders' tableau from ``h0`` (:func:`_steps`), kept in f's domain and checked against
+    a finer one near zero.
+
+    * When a probe leaves f's domain (log near 0), the steps start again ten times smaller
+      (up to :data:`DOMAIN_SHRINKS` times).
+    * When the steps reach past a moved input's own size (x = 2e-5, h = 1e-4), a
+      singularity at 0 (1/x, log x) can fool the tableau's error estimate: a second tableau
+      from a step of :data:`FINER` of that size is computed too, the entry with the smaller
+      estimate is kept, and its error is at least the two tableaus' disagreement.
+
+    Every call made is counted."""
+    found = _in_domain(p, h0, side, rows, extrapolate, counted_from)
+    fine = p.reach * FINER
+    if not (extrapolate and 0 < fine < found.step):
+        return found
+    try:
+        finer = _in_domain(p, fine, side, rows, extrapolate, counted_from)
+    except NonFiniteError:
+        return found
+    keep = finer.error <= found.error
+    value = np.where(keep, finer.value, found.value)
+    error = np.maximum(np.minimum(finer.error, found.error), np.abs(finer.value - found.value))
+    return NumericDerivative(value, error, found.step, p.calls - counted_from,
+                             found.converged or finer.converged)
+
+
+def _in_domain(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
+               counted_from: int) -> NumericDerivative:
+    """:func:`_steps` from ``h0``, or from steps ten times smaller while a probe leaves f's
+    domain."""
+    for shrink in range(DOMAIN_SHRINKS + 1):
+        try:
+            return _steps(p, h0 / 10.0 ** shrink, side, rows, extrapolate, counted_from)
+        except OutsideDomain:
+            if shrink == DOMAIN_SHRINKS:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _steps(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
+           counted_from: int) -> NumericDerivative:
     """Ridders' tableau over steps h0 / SHRINK**i; per element the entry with the smallest
     error estimate wins.  Without ``extrapolate``: the plain difference at the last step."""
     ratio = SHRINK ** (2 if side == 0 else 1)  # central differences have only even powers
