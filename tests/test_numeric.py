@@ -220,7 +220,6 @@ KINKS = [
     ("abs_at_0", np.abs, [np.array(0.0)], 0, [np.array(1.0)]),
     ("relu_at_0", lambda x: np.maximum(x, 0.0), [np.zeros(3)], 0, [np.ones(3)]),
     ("max_tie", np.maximum, [np.array(1.0), np.array(1.0)], [0, 1], [np.array(1.0), np.array(0.0)]),
-    ("abs_within_a_step", np.abs, [np.array(1e-7)], 0, [np.array(1.0)]),
     (
         "relu_one_of_many",
         lambda x: np.maximum(x, 0.0),
@@ -231,6 +230,8 @@ KINKS = [
 ]
 SMOOTH_POINTS = [
     ("abs_away", np.abs, [np.array(0.3)], 0, [np.array(1.0)]),
+    # within the first step of the kink: a finer tableau stays on one side (see _tableau)
+    ("abs_within_a_step", np.abs, [np.array(1e-7)], 0, [np.array(1.0)]),
     ("relu_away", lambda x: np.maximum(x, 0.0), [np.array([1.0, -2.0])], 0, [np.ones(2)]),
     (
         "max_no_tie",
@@ -326,7 +327,7 @@ def test_convergence_custom_steps():
     [
         (np.log, np.array([1.0, 0.0]), "sample point"),
         (np.exp, np.array(1000.0), "sample point"),
-        (np.log, np.array([1.0, 1e-6]), "probe point"),
+        (np.log, np.array([1.0, 1e-14]), "probe point"),  # past every shrink of the steps
         (np.sqrt, np.array(0.0), "probe point"),
     ],
 )
