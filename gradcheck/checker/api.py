@@ -95,18 +95,22 @@ def _options(paths: Any, references: Any, mode: str) -> Options:
     return Options(tuple(p for p in PATHS if p in chosen), refs, mode)
 
 
-def _complex_asked(dtypes: Any) -> list[str]:
-    """The complex dtype names among ``dtypes`` (as given)."""
-    if dtypes is None:
-        return []
+def _dtype_names(dtypes: Any) -> list[str]:
+    """The names of ``dtypes`` as given (one or several; numpy dtypes and types accepted; a
+    name numpy does not know is kept as it is, for the error that names it)."""
     given = (dtypes,) if isinstance(dtypes, (str, type, np.dtype)) else tuple(dtypes)
     names = []
     for d in given:
         try:
             names.append(np.dtype(d).name)
         except TypeError:
-            continue
-    return [n for n in names if n.startswith("complex")]
+            names.append(str(d))
+    return names
+
+
+def _complex_asked(dtypes: Any) -> bool:
+    """Whether ``dtypes`` names a complex dtype."""
+    return dtypes is not None and any(n.startswith("complex") for n in _dtype_names(dtypes))
 
 
 def _dtypes(dtypes: Any, target: Target) -> tuple[str, ...]:
@@ -114,21 +118,15 @@ def _dtypes(dtypes: Any, target: Target) -> tuple[str, ...]:
     complex64 name the same precisions (complex inputs are checked as real pairs)."""
     if dtypes is None:
         return tuple(target.default_dtypes())
-    given = (dtypes,) if isinstance(dtypes, (str, type, np.dtype)) else tuple(dtypes)
-    if not given:
+    names = _dtype_names(dtypes)
+    if not names:
         raise ValueError("gradcheck.check: dtypes= is empty: give float64 and/or float32 "
                          "(complex128 / complex64), or leave it out for the target's default")
-    names = []
-    for d in given:
-        try:
-            name = np.dtype(d).name
-        except TypeError:
-            name = str(d)
+    for name in names:
         if name not in DTYPE_NAMES:
             raise ValueError(f"gradcheck.check: dtype {name!r} is not supported; use float64 "
                              "or float32 (complex128 or complex64)")
-        names.append(DTYPE_NAMES[name])
-    return tuple(dict.fromkeys(names))
+    return tuple(dict.fromkeys(DTYPE_NAMES[name] for name in names))
 
 
 def check(target: Any, *, paths: Iterable[str] | str | None = None,

@@ -142,12 +142,14 @@ class _Problem:
         #: Largest |u| over all tangents (0 for a zero direction).
         self.umax = max((float(np.max(np.abs(u), initial=0)) for u in self.tangents),
                         default=0.0)
-        #: The smallest |x_k| / |u_k| over the moved components that are not exactly 0: how
-        #: far a probe may go along u before an input crosses zero (0: none; inf: no move).
+
+    def reach(self) -> float:
+        """The smallest |x_k| / |u_k| over the moved components that are not exactly 0: how
+        far a probe may go along u before an input crosses zero (0 when there is none)."""
         reach = [np.abs(self.args[i][(u != 0) & (self.args[i] != 0)]) /
                  np.abs(u[(u != 0) & (self.args[i] != 0)])
                  for i, u in zip(self.argnums, self.tangents, strict=True)]
-        self.reach = min((float(np.min(r)) for r in reach if r.size), default=0.0)
+        return min((float(np.min(r)) for r in reach if r.size), default=0.0)
 
     def along(self, tangents: list[np.ndarray]) -> _Problem:
         """The same sample probed along other (trusted) tangents, with a fresh call count."""
@@ -183,9 +185,11 @@ class _Problem:
             rest = step.ravel() if h_eff == h and step.dtype == np.float64 else h_eff * u
             np.subtract(m, rest, out=m)  # m is this probe's own difference array
             off += float(np.add.reduce(np.abs(m, out=m), axis=None))  # np.sum, unwrapped
-        return self._call(args, f"the probe point x + h*u with h={h:.3g}"), h_eff, off
+        return self._call(args, f"the probe point x + h*u with h={h:.3g}", OutsideDomain), \
+            h_eff, off
 
-    def _call(self, args: list[Any], where: str) -> np.ndarray:
+    def _call(self, args: list[Any], where: str,
+              error: type[NonFiniteError] = NonFiniteError) -> np.ndarray:
         self.calls += 1
         with np.errstate(all="ignore"):  # non-finite results are reported below, by name
             out = self.f(*args)
@@ -196,10 +200,9 @@ class _Problem:
         if not np.isfinite(flat).all():
             bad = ~np.isfinite(flat)
             name = getattr(self.f, "__name__", "f")
-            error = OutsideDomain if where != "the sample point" else NonFiniteError
             raise error(f"{self.who}: {name} returned {int(bad.sum())} non-finite "
-                                 f"output element(s) (first at flat index "
-                                 f"{int(np.argmax(bad))}) at {where}")
+                        f"output element(s) (first at flat index {int(np.argmax(bad))}) at "
+                        f"{where}")
         return flat
 
 
@@ -277,8 +280,10 @@ def _tableau(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
 
     Every call made is counted."""
     found = _in_domain(p, h0, side, rows, extrapolate, counted_from)
-    fine = p.reach * FINER
-    if not (extrapolate and 0 < fine < found.step and p.moved <= FINER_MOVED):
+    if not extrapolate or p.moved > FINER_MOVED:
+        return found
+    fine = p.reach() * FINER
+    if not 0 < fine < found.step:
         return found
     try:
         finer = _in_domain(p, fine, side, rows, extrapolate, counted_from)

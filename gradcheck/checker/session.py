@@ -136,13 +136,19 @@ class Session(Guarded):
         """Evaluate the outputs; :class:`Skip` when they are not finite (overflow), or when an
         axis (a parameter's, or the function's own) does not fit the drawn shapes (numpy's
         ``AxisError``: ``axis=0`` of a 0-d input is no example of the function)."""
+        misfit: list[Exception] = []
+
+        def call() -> Any:
+            try:
+                return self.problem.forward(self.x)
+            except np.exceptions.AxisError as error:
+                misfit.append(error)
+                raise
+
         try:
-            self.outs = leaves(self.evaluate("forward", lambda: self.problem.forward(self.x),
-                                              primary=True))
+            self.outs = leaves(self.evaluate("forward", call, primary=True))
         except Stop:
-            said = self.outcomes[-1] if self.outcomes else None
-            if said is not None and said.path == "forward" and \
-                    said.message.startswith("forward raised AxisError"):
+            if misfit:  # recorded as the forward's error: no finding, another example
                 self.outcomes.pop()
                 raise Skip("axis") from None
             raise

@@ -242,7 +242,10 @@ class OpTarget(Target):
         self.domains: tuple[Domain, ...] = tuple(self.spec.domains or op.meta.get("inputs")
                                                  or ())
         self.fixed = self.spec.point
-        self.given_point = self.fixed is not None
+
+    @property
+    def given_point(self) -> bool:  # type: ignore[override]
+        return self.fixed is not None
 
     def strategy(self, dtype: str, stratum: Stratum | None = None) -> st.SearchStrategy[Example]:
         return self.spec.strategy(self.op, dtype, stratum)
@@ -311,7 +314,10 @@ class FunctionTarget(Target):
         self.fixed: list[np.ndarray] = point or []
         #: Whether values are drawn (False: checked at the given point).
         self.domains = point is None
-        self.given_point = point is not None
+
+    @property
+    def given_point(self) -> bool:  # type: ignore[override]
+        return not self.domains
 
     def default_dtypes(self) -> tuple[str, ...]:
         return DEFAULT_DTYPES if self.domains else _float_dtypes(self.fixed)
@@ -387,10 +393,9 @@ def _hinted(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
             if not any(s in str(e) for s in _FOREIGN):
                 raise
             kind = AttributeError if isinstance(e, AttributeError) else TypeError
-            raise kind(f"{e} (gradcheck ran {name} as a gradcheck.numpy function: nothing "
-                          "in its code, class or inputs named a framework; if it is written "
-                          "in one, pass framework='torch', 'jax', 'tensorflow' or "
-                          "'autograd')") from e
+            raise kind(f"{e} (gradcheck ran {name} as a gradcheck.numpy function: nothing in "
+                       "its code, class or inputs named a framework; if it is written in "
+                       "one, pass framework='torch', 'jax', 'tensorflow' or 'autograd')") from e
     return call
 
 
