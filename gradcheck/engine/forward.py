@@ -19,7 +19,13 @@ import numpy as np
 from gradcheck.engine import state
 from gradcheck.engine.op import Op, RuleError, annotate, call_rule
 from gradcheck.engine.pytree import flatten, unflatten
-from gradcheck.engine.tape import GradientTape, check_cotangent, fit_number, user_value
+from gradcheck.engine.tape import (
+    GradientTape,
+    check_cotangent,
+    fit_number,
+    unshared,
+    user_value,
+)
 from gradcheck.engine.tensor import Tensor, is_float, value_of
 
 __all__ = ["ForwardAccumulator", "transpose_jvp"]
@@ -102,8 +108,8 @@ class ForwardAccumulator:
             t = self._tangent(p)
             if t is None and unconnected_gradients == "zero":
                 t = np.zeros_like(value_of(p))
-            elif type(t) is np.ndarray and any(np.may_share_memory(t, a) for a in self._given):
-                t = t.copy()
+            else:
+                t = unshared(t, self._given)
             out.append(None if t is None else (t if type(t) is Tensor else Tensor(t)))
         return unflatten(tree, out)
 

@@ -24,7 +24,8 @@ from gradcheck.engine.pytree import flatten, unflatten
 from gradcheck.engine.reads import rule_reads, union
 from gradcheck.engine.tensor import KEYS, Tensor, is_float, value_of
 
-__all__ = ["GradientTape", "check_cotangent", "check_like", "fit_number", "user_value"]
+__all__ = ["GradientTape", "check_cotangent", "check_like", "fit_number", "user_value",
+           "unshared"]
 
 # Pending cotangents of one tensor are summed early once this many pile up.
 _EARLY_AGGREGATE = 32
@@ -112,6 +113,14 @@ def user_value(value: Any, dtype: np.dtype, what: str, of: str) -> Any:
     if type(value) is Tensor:
         return value if value.dtype == dtype else value.astype(dtype)
     return np.asarray(value, dtype=dtype)
+
+
+def unshared(value: Any, given: list[np.ndarray]) -> Any:
+    """``value``, copied when it is an array that may share memory with one of the caller's
+    ``given`` arrays (what the engine returns never aliases what it was handed)."""
+    if type(value) is np.ndarray and any(np.may_share_memory(value, a) for a in given):
+        return value.copy()
+    return value
 
 
 def check_cotangent(op: Op, position: int, ct: Any, arg: Any, what: str = "cotangent") -> None:
@@ -330,8 +339,8 @@ class GradientTape:
         for s, g in zip(source_list, result, strict=False):
             if g is None and unconnected_gradients == "zero":
                 g = np.zeros_like(s._value)
-            elif type(g) is np.ndarray and any(np.may_share_memory(g, a) for a in given):
-                g = g.copy()  # the seed itself, or a view of it (add, reshape, target is source)
+            else:  # the seed itself, or a view of it (add, reshape, target is source)
+                g = unshared(g, given)
             out.append(None if g is None else (g if type(g) is Tensor else Tensor(g)))
         return unflatten(source_tree, out)
 
