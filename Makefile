@@ -10,6 +10,9 @@ JOBS   ?= 2
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 PYTEST_ARGS ?=
+# Idle workers take queued tests from busy ones: with xdist's default scheduling one worker
+# was handed all 155 slow registry tests (1-9 s each) and ran alone for the last 108 s.
+XDIST  := -n $(JOBS) --dist worksteal
 
 .PHONY: install run test test-fast smoke-report browser-deps lint bench sizes clean
 
@@ -32,11 +35,11 @@ browser-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 test: install browser-deps  ## every test (slow, TensorFlow and browser ones included), then the smoke report
-	$(BIN)/pytest -n $(JOBS) $(PYTEST_ARGS)
+	$(BIN)/pytest $(XDIST) $(PYTEST_ARGS)
 	$(MAKE) smoke-report
 
 test-fast: install  ## the quick local loop: no slow, TensorFlow or browser tests
-	$(BIN)/pytest -n $(JOBS) -m "not slow and not tensorflow and not browser" $(PYTEST_ARGS)
+	$(BIN)/pytest $(XDIST) -m "not slow and not tensorflow and not browser" $(PYTEST_ARGS)
 
 smoke-report: install  ## a broken report must fail CI: render the smoke suite's report
 	$(BIN)/gradcheck run --suite smoke --json reports/smoke.json --html reports/smoke.html
