@@ -250,13 +250,14 @@ def test_a_given_rtol_is_relative_to_the_projection_not_to_its_terms(wrong: floa
 
 def test_a_failing_identity_says_which_path_the_numeric_reference_supports() -> None:
     from gradcheck.engine import define_op
-    # the VJP is 10% off, the JVP right: the adjoint identity (filed under jvp) fails, and
-    # its message must put the blame on vjp
+    # the VJP is 10% off, the JVP right: the adjoint identity (jvp's) fails; its message puts
+    # the blame on vjp, and the finding is filed under vjp, so jvp's cells do not read "fail"
     sin = define_op("sin_bad_vjp", np.sin, vjp=lambda g, out, x: g * gnp.cos(x) * 1.1,
                     jvp=lambda ts, out, x: ts[0] * gnp.cos(x), register=False)
     report = check(sin, paths=["vjp", "jvp"], examples=2, dtypes=["float64"])
     (identity,) = [f for f in report.failures if f.reference == "self"]
-    assert identity.path == "jvp"
+    assert identity.path == "vjp" and identity.details["against"] == "jvp"
+    assert "fail" not in {c.status for c in report.cells if c.path == "jvp"}
     assert "supports jvp and rejects vjp here: vjp is wrong" in identity.message
     assert identity.details["numeric_rejects"] == "vjp"
     assert identity.details["numeric_supports"] == "jvp"

@@ -29,11 +29,11 @@ from gradcheck.checker.compare import (
     where,
 )
 from gradcheck.checker.session import Session, Skip, Stop
-from gradcheck.checker.table import Sides, Spec, row
+from gradcheck.checker.table import TABLE, Sides, Spec, row
 from gradcheck.checker.tolerances import Verdict, elementwise, scalar
 
 __all__ = ["Spec", "spec", "numeric_check", "self_check", "linearity_check", "describe",
-           "judge", "noise"]
+           "judge", "noise", "blamed_identities"]
 
 Arrays = list[np.ndarray]
 
@@ -197,7 +197,7 @@ def self_check(sess: Session, path: str) -> None:
             continue
         verdict, _ = judge(sess, identity.sides)
         shapes = identity.shapes(sess) if identity.shapes is not None else None
-        message, blame = identity.message, {}
+        message, blame, filed, against = identity.message, {}, path, identity.against
         if not verdict.passed:
             judged = _supported(sess, path, identity.against)
             if judged is not None:
@@ -205,14 +205,16 @@ def self_check(sess: Session, path: str) -> None:
                 message += (f"; the numeric reference supports {right} and rejects {wrong} "
                             f"here: {wrong} is wrong")
                 blame = {"numeric_supports": right, "numeric_rejects": wrong}
-        _record(sess, path, identity.against, verdict, message,
-                identity.directions(sess), shapes, blame)
+                # filed under the wrong path: the right one's cell must not read "fail"
+                filed, against = wrong, right
+        _record(sess, filed, against, verdict, message, identity.directions(sess), shapes,
+                blame)
 
 
 def _supported(sess: Session, path: str, against: str) -> tuple[str, str] | None:
     """``(right, wrong)`` when the numeric checks of the two paths at this example went
     different ways (None otherwise): an identity fails on both of its paths, and this says
-    which one is wrong (the finding stays in the cell of the path whose identity it is)."""
+    which one is wrong (the finding is then filed under it; see :func:`blamed_identities`)."""
     def judged() -> dict[str, bool]:
         return {o.path: o.kind is None for o in sess.outcomes
                 if o.reference == "numeric" and o.path in (path, against)}
@@ -230,6 +232,14 @@ def _supported(sess: Session, path: str, against: str) -> tuple[str, str] | None
     if len(verdicts) < 2 or verdicts[path] == verdicts[against]:
         return None
     return (path, against) if verdicts[path] else (against, path)
+
+
+def blamed_identities(path: str) -> list[str]:
+    """The paths whose identities can file a finding under ``path`` (itself, when it has
+    identities, and every path with an identity against it): what a search for a ``self``
+    finding of ``path`` must run."""
+    return [p for p in TABLE if p == path and row(p).identities or
+            any(i.against == path for i in row(p).identities)]
 
 
 # -- linearity --------------------------------------------------------------------------------
