@@ -171,6 +171,9 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
     if examples is not None and (isinstance(examples, bool) or not isinstance(examples, int)
                                  or examples < 1):
         raise ValueError(f"gradcheck.check: examples must be a positive integer, got {examples!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"gradcheck.check: seed must be an integer, got "
+                        f"{type(seed).__name__} {seed!r}")
     if timeout is not None and not timeout > 0:
         raise ValueError(f"gradcheck.check: timeout must be positive, got {timeout!r}")
     count = examples or DEFAULT_EXAMPLES[mode]

@@ -114,7 +114,12 @@ _GROUP = re.compile(r"\(([^()]*)\)")
 
 
 def parse_signature(signature: str) -> list[list[str]]:
-    """``"(...,m,k),(...,k,n)"`` -> ``[["...", "m", "k"], ["...", "k", "n"]]``."""
+    """``"(...,m,k),(...,k,n)"`` -> ``[["...", "m", "k"], ["...", "k", "n"]]``.  Spaces
+    around names are allowed; a space between two names (``"(m n)"``) is a missing comma,
+    never one name ``mn``."""
+    if re.search(r"[\w.]\s+[\w.]", signature):
+        raise ValueError(f"bad shape signature {signature!r}: dimension names are separated "
+                         "by commas, as in '(m,n)'")
     groups = _GROUP.findall(signature.replace(" ", ""))
     if not groups or ",".join(f"({g})" for g in groups) != signature.replace(" ", ""):
         raise ValueError(f"bad shape signature {signature!r}: expected groups like "

@@ -18,6 +18,7 @@ A path a target does not offer is listed by ``unsupported()`` with the reason.
 from __future__ import annotations
 
 import abc
+import difflib
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -237,6 +238,8 @@ class OpTarget(Target):
             # an extra input would be taken for a positional parameter, which the drawn
             # params then replace: the check would pass having checked something else
             raise ValueError(f"gradcheck.check: {who}: {_input_count(op, len(inputs))}")
+        if isinstance(params, dict):
+            _known_params(who, op, params)
         self.spec = _Spec(who, inputs, params, wrt, outputs, shapes,
                           declared=declared, nout=op.nout)
         self.domains: tuple[Domain, ...] = tuple(self.spec.domains or op.meta.get("inputs")
@@ -310,6 +313,8 @@ class FunctionTarget(Target):
                      meta={"inputs": tuple(self.spec.domains or ()),
                            "shapes": signature_for(self.spec.domains or (), shapes),
                            "kinks": kinks})
+        if isinstance(params, dict):
+            _known_params(f"function {self.name}", self.op, params)
         point = self.spec.point
         self.fixed: list[np.ndarray] = point or []
         #: Whether values are drawn (False: checked at the given point).
@@ -347,6 +352,28 @@ def _input_count(op: Op, given: int) -> str:
     where = f"its parameters ({', '.join(names)}) go in params=, such as " \
         f"params={{{names[0]!r}: ...}}" if names else "it takes no parameters"
     return f"takes {op.nin} input{'s' * (op.nin != 1)}, inputs= gives {given}; {where}"
+
+
+def _known_params(who: str, op: Op, params: dict[str, Any]) -> None:
+    """Refuse a ``params=`` name the op's forward (or the function) does not take (``axsi``
+    for ``axis``): every call would raise, and the check would report it as broken."""
+    try:
+        sig = inspect.signature(op.forward)
+    except (TypeError, ValueError):
+        return  # a forward without a signature to read: its call will say
+    kinds = inspect.Parameter
+    if any(p.kind is kinds.VAR_KEYWORD for p in sig.parameters.values()):
+        return
+    taken = list(op.param_names) + [p.name for p in sig.parameters.values()
+                                    if p.kind is kinds.KEYWORD_ONLY]
+    taken += [n for n in (op.meta.get("params") or {}) if n not in taken]
+    for name in params:
+        if isinstance(name, str) and name not in taken:
+            close = difflib.get_close_matches(name, taken, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            listed = ", ".join(taken) if taken else "none"
+            raise ValueError(f"gradcheck.check: {who}, params: unknown parameter {name!r} "
+                             f"(its parameters: {listed}){hint}")
 
 
 def _float_dtypes(arrays: Sequence[np.ndarray]) -> tuple[str, ...]:
