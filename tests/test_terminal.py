@@ -237,3 +237,18 @@ def test_plain_progress_lines_are_corrected_by_the_runs_policy() -> None:
     terminal.summary(Results(reports=[elu]), allow)
     assert out.getvalue().splitlines()[:2] == ["ALLOWED nn.elu double_vjp=fail",
                                                "gradcheck: 1 op: 1 allowed"]
+
+
+def test_path_words_follow_the_policy() -> None:
+    # a user's --fail-on turns a dependence leak into a failure: its path reads "fail", as
+    # the op's status does; a value leak the policy does not fail on reads "warn"; a failure
+    # the suite allows still reads "fail" (the op reads ALLOWED)
+    elu, sin = sorted(_results().reports, key=lambda r: r.op)
+    leaks = VerdictPolicy(fail_on=frozenset({"dependence_leak"}))
+    assert path_statuses(sin, leaks) == {"vjp": "pass", "double_vjp": "fail"}
+    assert op_status(sin, leaks) == "fail"
+    values = VerdictPolicy(fail_on=frozenset({"dependence_leak"}))
+    assert path_statuses(elu, values) == {"vjp": "pass", "double_vjp": "warn"}
+    allow = VerdictPolicy(allow={"nn.elu": Allowance(frozenset({"value_leak"}), "known")})
+    assert path_statuses(elu, allow) == {"vjp": "pass", "double_vjp": "fail"}
+    assert op_status(elu, allow) == "allowed"

@@ -79,22 +79,39 @@ def ordered_paths(reports: Iterable[Report]) -> list[str]:
     return sorted(seen, key=path_rank)
 
 
-def path_statuses(report: Report) -> dict[str, str]:
-    """One status per path: the worst over its references and its findings."""
+def path_statuses(report: Report, policy: VerdictPolicy = _DEFAULT_POLICY) -> dict[str, str]:
+    """One status per path: the worst over its references and its findings, in the words of
+    ``policy``: with ``--fail-on dependence_leak`` a dependence leak reads ``fail``, and a
+    mismatch the policy does not fail on reads ``warn`` (one it allows still reads ``fail``:
+    the op reads ``ALLOWED``)."""
+    words: dict[str, set[str]] = {}
+    for finding in report.findings:
+        if finding.path:
+            words.setdefault(finding.path, set()).add(_finding_word(finding, policy))
     found: dict[str, set[str]] = {}
     for cell in report.cells:
-        found.setdefault(cell.path, set()).add(cell.status)
-    for finding in report.findings:
-        status = "error" if finding.kind == "error" else _FINDING_STATUS.get(finding.severity)
-        if status and finding.path:
-            found.setdefault(finding.path, set()).add(status)
+        status = cell.status
+        if status == "fail" and words.get(cell.path) and "fail" not in words[cell.path]:
+            status = "warn"  # the findings behind the cell, as the policy reads them
+        found.setdefault(cell.path, set()).add(status)
+    for path, said in words.items():
+        found.setdefault(path, set()).update(said - {""})
     return {path: next(s for s in _AGGREGATE if s in statuses or s == "skipped")
             for path, statuses in found.items()}
 
 
-def _bad_paths(report: Report) -> list[tuple[str, str]]:
+def _finding_word(finding: Finding, policy: VerdictPolicy) -> str:
+    if finding.kind == "error":
+        return "error"
+    if finding.kind in policy.fail_on:  # failing, or allowed by the policy
+        return "fail"
+    return "warn" if _FINDING_STATUS.get(finding.severity) else ""
+
+
+def _bad_paths(report: Report, policy: VerdictPolicy = _DEFAULT_POLICY,
+               ) -> list[tuple[str, str]]:
     """The paths that did not pass (warn, fail, error), in path order."""
-    statuses = path_statuses(report)
+    statuses = path_statuses(report, policy)
     return [(p, statuses[p]) for p in sorted(statuses, key=path_rank)
             if statuses[p] in ("warn", "fail", "error")]
 
@@ -103,7 +120,7 @@ def op_line(report: Report, policy: VerdictPolicy = _DEFAULT_POLICY,
             seed: bool = False) -> str:
     """``FAIL nn.elu double_vjp=fail``: the op's status, its name (``seed=N`` after it in a
     sweep of many seeds), the paths that did not pass.  One line per op, for logs."""
-    cells = " ".join(f"{p}={s}" for p, s in _bad_paths(report))
+    cells = " ".join(f"{p}={s}" for p, s in _bad_paths(report, policy))
     name = f"{report.op} seed={report.seed}" if seed else report.op
     return f"{op_status(report, policy).upper()} {name} {cells}".rstrip()
 
@@ -273,7 +290,7 @@ class Terminal:
         table.add_column("err/tol", justify="right", no_wrap=True, min_width=7)
         for (report, status), name in zip(shown, names, strict=True):
             paths = Text()
-            for i, (path, s) in enumerate(_bad_paths(report)):
+            for i, (path, s) in enumerate(_bad_paths(report, policy)):
                 symbol, style = STATUS_STYLE[s]
                 paths.append((" " if i else "") + f"{path} {symbol}", style=style)
             paths.truncate(room, overflow="ellipsis")  # one line per op, whatever the width
