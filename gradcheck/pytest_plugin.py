@@ -344,7 +344,8 @@ def marker_problem(marker: pytest.Mark) -> str | None:
             try:
                 default_registry.get(op)
             except KeyError as error:  # UnknownOpError, with its suggestions
-                return str(error).strip("'\"")
+                # its message as given: str() of a plain KeyError would add quotes
+                return str(error.args[0]) if error.args else f"unknown op {op!r}"
     return None
 
 
@@ -459,11 +460,21 @@ def _results(state: _Session) -> Any:
     return Results(reports=reports, config=config)
 
 
+def _environment(state: _Session, reports: Sequence[Report]) -> dict[str, str]:
+    """The versions the reports depend on, as ``gradcheck run`` records them: Python, numpy,
+    gradcheck and every framework the checks used (the session's references, each report's
+    and the framework of each function checked)."""
+    from gradcheck.checker.runner import sweep_environment
+
+    return sweep_environment(state.options.get("references") or (), reports)
+
+
 def _write_report(state: _Session) -> None:
     from gradcheck.render import atomic_write_text, render_html
 
     assert state.report_path is not None
     results = _results(state)
+    results.environment = _environment(state, results.reports)  # only a file records it
     json_path = state.report_path
     html_path = json_path.with_suffix(".html")
     json_text = results.to_json() + "\n"

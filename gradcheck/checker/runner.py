@@ -37,7 +37,7 @@ from gradcheck.checker.timeout import stop_signals
 from gradcheck.engine import Op, Registry, default_registry
 
 __all__ = ["run_sweep", "DEFAULT_TIMEOUT", "KILL_GRACE", "error_report", "ExecutorError",
-           "sweep_units"]
+           "sweep_units", "sweep_environment"]
 
 #: Seconds one op may take in a sweep unless ``timeout`` says otherwise.
 DEFAULT_TIMEOUT = 600.0
@@ -120,9 +120,10 @@ def run_sweep(ops: Iterable[str | Op], *, jobs: int = 1, progress: Progress | No
         else:
             for index, (name, unit_options) in enumerate(units):
                 done(index, check_unit(reg, name, unit_options))
-    return Results([reports[i] for i in range(len(units))],
-                   _config(options, names, spec, units),
-                   _environment(options.get("references", ())))
+    ordered = [reports[i] for i in range(len(units))]
+    references = [r for _, unit_options in units for r in unit_options.get("references", ())]
+    return Results(ordered, _config(options, names, spec, units),
+                   sweep_environment(references, ordered))
 
 
 def _config(options: Mapping[str, Any], names: list[str], spec: str | None,
@@ -138,9 +139,34 @@ def _config(options: Mapping[str, Any], names: list[str], spec: str | None,
     return config
 
 
-def _environment(references: Iterable[str]) -> dict[str, str]:
+def sweep_environment(references: Iterable[str] = (),
+                      reports: Iterable[Report] = ()) -> dict[str, str]:
+    """The versions results depend on: Python, numpy, the platform, gradcheck, and every
+    external framework the checks used -- each of ``references`` (the planned ones, every
+    op's and row's, not only the run's defaults), each one a report compared with, and the
+    framework a report's function is written in (its family: ``torch``, ``keras``...).
+
+    Only package metadata is read, nothing imported; and it depends only on the plan and the
+    reports, never on which process checked what, so it is the same at any number of jobs."""
     return {"python": platform.python_version(), "numpy": np.__version__,
-            "platform": platform.system(), **_versions(references)}
+            "platform": platform.system(), **_versions(_frameworks(references, reports))}
+
+
+def _frameworks(references: Iterable[str], reports: Iterable[Report]) -> list[str]:
+    """The external frameworks among ``references``, the reports' cells' references and
+    the reports' families, in sorted order (a family such as ``keras`` named by the
+    framework it belongs to)."""
+    from gradcheck.checker.references import INTERNAL, known_references
+    from gradcheck.oracles.targets import FRAMEWORKS
+
+    of_module = {prefix: name for name, prefixes in FRAMEWORKS.items() for prefix in prefixes}
+    known = set(known_references()) - set(INTERNAL)
+    names = {r for r in references if r not in INTERNAL}
+    for report in reports:
+        names |= {c.reference for c in report.cells if c.reference in known}
+        if report.family in of_module:
+            names.add(of_module[report.family])
+    return sorted(names)
 
 
 def _versions(references: Iterable[str]) -> dict[str, str]:
@@ -148,7 +174,7 @@ def _versions(references: Iterable[str]) -> dict[str, str]:
     metadata (nothing is imported); "not installed" for a framework that is missing."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from gradcheck.checker.references import INTERNAL, get_reference
+    from gradcheck.checker.references import INTERNAL, get_reference, known_references
 
     def installed(*names: str) -> str:
         for name in names:
@@ -158,9 +184,10 @@ def _versions(references: Iterable[str]) -> dict[str, str]:
                 continue
         return "not installed"
 
+    known = known_references()
     out = {"gradcheck": installed("gradcheck")}
     for name in references:
         if name not in INTERNAL:
-            dists = getattr(get_reference(name), "distributions", (name,))
-            out[name] = installed(*dists)
+            adapter = get_reference(name) if name in known else None
+            out[name] = installed(*getattr(adapter, "distributions", (name,)))
     return out
