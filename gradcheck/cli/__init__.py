@@ -3,7 +3,9 @@
 Exit codes: 0 when nothing fails, 1 when a finding fails (see ``--fail-on``), 2 for a
 usage error (a bad option, an unknown op, suite or file or an output path that cannot be
 written), 130 when interrupted (Ctrl-C), 128 + N when ended by signal N (143: SIGTERM), 141
-when the output is closed (``gradcheck run | head``).  An ended run writes no file.
+when the output is closed (``gradcheck run | head``).  A run writes its files as soon as its
+sweep has finished, before it prints the summary: ended during the sweep it writes none,
+ended afterwards it has written them all, and its last line on stderr says which.
 """
 
 from __future__ import annotations
@@ -14,17 +16,18 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from gradcheck import __version__
 from gradcheck.checker.timeout import Terminated, stop_signals
 from gradcheck.cli import listing, report_cmd, run, show
-from gradcheck.cli.run import UsageError
+from gradcheck.cli.run import UsageError, recording_outputs
 from gradcheck.cli.suites import SuiteError
 from gradcheck.cli.terminal import Terminal
 from gradcheck.engine import UnknownOpError
 
-__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_INTERRUPTED",
-           "EXIT_BROKEN_PIPE"]
+__all__ = ["main", "build_parser", "what_was_written", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE",
+           "EXIT_INTERRUPTED", "EXIT_BROKEN_PIPE"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -97,23 +100,55 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # argparse: 0 for --help, 2 for a usage error
         return int(exit_.code or 0)
     terminal = Terminal(plain=True if args.no_color else None, verbose=args.verbose)
+    written: list[Path] = []  # the files the command has completely written, in order
     try:
-        with stop_signals(), hypothesis_storage():
+        with stop_signals(), hypothesis_storage(), recording_outputs(written):
             return int(args.handler(args, terminal))
     except (UsageError, SuiteError, UnknownOpError) as error:
         terminal.error(str(error))
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("gradcheck: interrupted; no results or report were written", file=sys.stderr)
+        _tell(f"gradcheck: interrupted; {what_was_written(written)}")
         return EXIT_INTERRUPTED
     except Terminated as stop:
-        print(f"gradcheck: {stop}; no results or report were written", file=sys.stderr)
+        _tell(f"gradcheck: {stop}; {what_was_written(written)}")
         return 128 + stop.signum
     except BrokenPipeError:
         # The reader went away (``gradcheck run | head``): the run ends, as a program killed
-        # by SIGPIPE would.  Point stdout at devnull so the final flush does not fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        if args.command == "run":
-            print("gradcheck: output closed (broken pipe); no results or report were written",
-                  file=sys.stderr)
+        # by SIGPIPE would.  stdout (and stderr, when it is the same pipe: ``2>&1 | head``)
+        # point at devnull afterwards, so the interpreter's final flush cannot fail again.
+        _silence(sys.stdout)
+        if args.command == "run" or written:
+            _tell(f"gradcheck: output closed (broken pipe); {what_was_written(written)}")
+        _silence(sys.stderr)
         return EXIT_BROKEN_PIPE
+
+
+def what_was_written(written: Sequence[Path]) -> str:
+    """The end of the message of an ended command: which of its files are in place (a run
+    writes its reports as soon as its sweep has finished, so an ended run may have)."""
+    if not written:
+        return "no results or report were written"
+    names = [str(path) for path in written]
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return f"{listed} {'was' if len(names) == 1 else 'were'} written"
+
+
+def _tell(message: str) -> None:
+    """``message`` on stderr, unless stderr is gone too (``2>&1 | head``): then nothing,
+    and stderr points at devnull, since there is no one left to tell."""
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except OSError:
+        _silence(sys.stderr)
+
+
+def _silence(stream: Any) -> None:
+    """Point ``stream``'s file descriptor at devnull (what it still buffers goes there)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced by a test, or already closed
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)

@@ -1,8 +1,10 @@
 """``gradcheck run``: check ops (by name, pattern, family, ``--all`` or a suite) and report.
 
 The sweep runs first; the JSON results and the HTML report are rendered only when it
-has finished and are written atomically, so an interrupted run never leaves half a
-report.  The exit code says whether any finding's kind is one ``--fail-on`` names.
+has finished and are written atomically, together, before the summary is printed: a run
+ended during its sweep (Ctrl-C, a signal, a closed output) writes no file, one ended later
+has written them all, and none leaves half a report.  The exit code says whether any
+finding's kind is one ``--fail-on`` names.
 """
 
 from __future__ import annotations
@@ -10,9 +12,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
@@ -57,6 +63,7 @@ __all__ = [
     "exit_code",
     "sweep",
     "write_outputs",
+    "recording_outputs",
     "output_paths",
     "check_output_paths",
     "import_modules",
@@ -472,7 +479,11 @@ def check_output_paths(paths: Mapping[str, Path | None]) -> None:
 
 
 def write_outputs(results: Results, json_path: Path | None, html_path: Path | None) -> None:
-    """Render everything first, then write each file atomically (parents created)."""
+    """Render everything first, then write each file atomically (parents created).
+
+    The writing holds back Ctrl-C, SIGTERM and SIGHUP until every file is in place (they
+    act right after), so an ended run never leaves a new results file beside the page of an
+    older run; each file written is added to :func:`recording_outputs`' list."""
     from gradcheck.render import atomic_write_text, render_html
 
     texts: list[tuple[Path, str]] = []
@@ -480,9 +491,44 @@ def write_outputs(results: Results, json_path: Path | None, html_path: Path | No
         texts.append((json_path, results.to_json() + "\n"))
     if html_path is not None:
         texts.append((html_path, render_html(results)))
-    for path, text in texts:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, text)
+    written = _WRITTEN.get()
+    with _stops_held():
+        for path, text in texts:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, text)
+            if written is not None:
+                written.append(path)
+
+
+#: The list :func:`write_outputs` adds each completely written file to (None: no record).
+_WRITTEN: ContextVar[list[Path] | None] = ContextVar("gradcheck_written", default=None)
+#: The signals that end a run (see ``gradcheck.checker.timeout.stop_signals``).
+_STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+@contextmanager
+def recording_outputs(written: list[Path]) -> Iterator[None]:
+    """In this block :func:`write_outputs` appends each file to ``written`` once the file is
+    completely in place, so whatever ends the command afterwards (Ctrl-C, a signal, a closed
+    output) can say exactly which files it leaves."""
+    token = _WRITTEN.set(written)
+    try:
+        yield
+    finally:
+        _WRITTEN.reset(token)
+
+
+@contextmanager
+def _stops_held() -> Iterator[None]:
+    """The signals that end a run blocked (not lost: delivered when the block ends)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # no signal reaches another thread
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _config(base: Mapping[str, Any], suite: Suite | None, checked: Sequence[PlannedOp],
@@ -507,6 +553,15 @@ def _config(base: Mapping[str, Any], suite: Suite | None, checked: Sequence[Plan
     if skipped:
         config["skipped"] = {p.name: p.reason for p in skipped}
     return config
+
+
+def _environment(checked: Sequence[PlannedOp], reports: Sequence[Report]) -> dict[str, str]:
+    """The run's environment, with the version of every framework any planned op or row
+    used (the references are given per op: a suite's rows, or ``--references``)."""
+    from gradcheck.checker.runner import sweep_environment
+
+    references = [r for p in checked for r in p.settings.get("references") or ()]
+    return sweep_environment(references, reports)
 
 
 def check_executor(args: argparse.Namespace) -> None:
@@ -551,27 +606,25 @@ def run_command(args: argparse.Namespace, terminal: Terminal,
                                      for p in checked if p.allow}, args.max_failure_rate)
 
     reports: list[Report] = []
-    environment: dict[str, Any] = {}
     units = unit_count(tasks) + len(checked) - len(tasks)
     with terminal.progress(units, policy=policy, seeds=units > len(checked)) as done:
         if tasks:
-            part = sweep(tasks, jobs=args.jobs or 1, imports=imports, on_report=done,
-                         scheduler=args.scheduler)
-            reports += part.reports
-            environment = dict(part.environment)
+            reports += sweep(tasks, jobs=args.jobs or 1, imports=imports, on_report=done,
+                             scheduler=args.scheduler).reports
         for p in checked:
             if p.name in missing:
                 reports.append(unavailable_report(p, missing[p.name], {}))
                 done(reports[-1])
-    results = Results(reports=sorted(reports, key=lambda r: (r.op, r.seed)),
-                      config=_config(base, suite, checked, skipped, policy),
-                      environment=environment)
-
+    reports.sort(key=lambda r: (r.op, r.seed))
+    results = Results(reports=reports, config=_config(base, suite, checked, skipped, policy),
+                      environment=_environment(checked, reports))
+    # The results are complete: written before anything more is printed, so a reader that
+    # goes away now (`| head`) or a Ctrl-C during the summary no longer costs the report.
+    write_outputs(results, json_path, html_path)
     terminal.summary(results, policy)
     terminal.findings(results, policy, limit=args.top)
     for p in skipped:
         terminal.line(f"skipped {p.name}: {p.reason}")
-    write_outputs(results, json_path, html_path)
     for label, path in (("results", json_path), ("report", html_path)):
         if path is not None:
             terminal.line(f"{label}: {path}")
