@@ -458,9 +458,18 @@ def format_failure(report: Report, limit: int = 5) -> str:
     return "\n".join(lines)
 
 
+#: Counterexample fields said first: how to reproduce it (the arrays, long, come after).
+_SAID_FIRST = ("shapes", "params", "dtype", "scale", "seed")
+
+
 def _short(value: Any, width: int = 600) -> str:
-    text = ", ".join(f"{k}={v}" for k, v in value.items())
-    return text if len(text) <= width else text[:width] + " ..."
+    """The counterexample in one line: its shapes, parameters, dtype and seed in full, then
+    the arrays, each cut to its share of ``width``."""
+    first = [f"{k}={value[k]}" for k in _SAID_FIRST if k in value]
+    rest = [(k, str(v)) for k, v in value.items() if k not in _SAID_FIRST]
+    share = max(80, width // max(1, len(rest)))
+    cut = [f"{k}={v if len(v) <= share else v[:share] + ' ...'}" for k, v in rest]
+    return ", ".join(first + cut)
 
 
 def assert_gradients(target: Any, **options: Any) -> Report:

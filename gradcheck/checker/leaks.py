@@ -63,10 +63,15 @@ def _with_dummy(s: Session, name: str) -> tuple[list[np.ndarray], bool]:
 
 
 def _against(name: str) -> Callable[[Session], Sides]:
-    """The double-VJP JVP with dummy ``name`` against the one with dummy zeros."""
+    """The double-VJP JVP with dummy ``name`` against the one with dummy zeros.  Their terms
+    scale with the dummy: a rule that is linear in it still rounds in proportion to it
+    (torch's matrix_exp backward exponentiates a block matrix holding the dummy), so the
+    comparison's magnitude grows with the dummy's size.  A value leak moves the result by
+    the dummy's size itself, far beyond that rounding."""
     def sides(s: Session) -> Sides:
         result, _ = _with_dummy(s, name)
-        return result, s.primary("double_vjp")[0], s.natural() * top(s.direction("u"))
+        size = max(1.0, top(dummies(s)[name]))
+        return result, s.primary("double_vjp")[0], s.natural() * top(s.direction("u")) * size
     return sides
 
 

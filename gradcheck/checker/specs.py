@@ -60,8 +60,10 @@ def resolve_inputs(inputs: Any, who: str) -> list[Domain]:
     return out
 
 
-def split_params(params: Any, who: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:
-    """``params`` as (fixed values, choices to explore)."""
+def split_params(params: Any, who: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``params`` as (fixed values, choices to explore): a list is choices, a callable the
+    choices for the drawn shapes (``lambda shapes: [...]``, as ``define_op`` takes them),
+    anything else a fixed value."""
     if params is None:
         return {}, {}
     if not isinstance(params, dict):
@@ -76,6 +78,8 @@ def split_params(params: Any, who: str) -> tuple[dict[str, Any], dict[str, list[
                 raise ValueError(f"gradcheck.check: {who}, params[{name!r}]: an empty list of "
                                  "choices")
             space[name] = list(value)
+        elif callable(value) and not isinstance(value, type):
+            space[name] = value  # choices for the drawn shapes
         else:
             fixed[name] = value
     return fixed, space
