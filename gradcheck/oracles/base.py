@@ -196,8 +196,8 @@ class EquivalentReference:
     def supports(self, target: Any) -> str | None:
         from gradcheck.oracles.equivalents import equivalence
 
-        if not hasattr(target, "op") or not hasattr(target, "positions"):
-            return f"no equivalent in {self.name}: the target is not a registry op"
+        if not _is_registry_op(target):
+            return f"no equivalent in {self.name}: {_not_an_op(target)}"
         if equivalence(self.name, _op_name(target)) is None:
             return f"no equivalent in {self.name}"
         return None
@@ -236,6 +236,30 @@ class EquivalentReference:
     def namespace(self, module: ModuleType) -> Any:
         """What the equivalents receive: the framework's module by default."""
         return module
+
+
+def _is_registry_op(target: Any) -> bool:
+    """Whether ``target`` checks a registry op itself (under any row name): equivalents are
+    declared with the registry's ops, and a function (or another registry's op) that only
+    shares an op's name computes something else (``leaky_relu``'s slope, ``elu`` with
+    ``alpha=2``, a user's ``sin(2 x)``)."""
+    from gradcheck.engine import UnknownOpError, default_registry
+
+    op = getattr(target, "op", None)
+    if op is None or not hasattr(target, "positions"):
+        return False
+    try:
+        return default_registry.get(str(op.name)) is op
+    except UnknownOpError:
+        return False
+
+
+def _not_an_op(target: Any) -> str:
+    """Why a target has no declared equivalent, and what checks it instead."""
+    name = getattr(target, "name", None) or type(target).__name__
+    return (f"{name} is a function, not a registry op (equivalents are declared with "
+            "gradcheck's registry ops, so a function of the same name is not matched to one); "
+            "its paths are checked against the numeric reference and each other")
 
 
 def _op_name(target: Any) -> str:
