@@ -81,9 +81,30 @@ _REFUSALS = {
 }
 
 
+#: Words of JAX's own derivative refusals in general, as torch's :data:`~.torch.CANNOT`:
+#: ``jax.scipy.special.betainc`` ("Betainc gradient with respect to a and b not supported."),
+#: ``polygamma`` with respect to ``m`` ("... is not supported"), a rule left unimplemented.
+_CANNOT = ("not supported", "not implemented", "not been implemented", "does not support")
+
+
 def _is_refusal(error: BaseException) -> bool:
-    return any(isinstance(error, kind) and any(p in str(error) for p in phrases)
-               for kind, phrases in _REFUSALS.items())
+    if any(isinstance(error, kind) and any(p in str(error) for p in phrases)
+           for kind, phrases in _REFUSALS.items()):
+        return True
+    return any(p in str(error) for p in _CANNOT) and _raised_by_jax(error)
+
+
+def _raised_by_jax(error: BaseException) -> bool:
+    """Whether ``error`` was raised in JAX's own code (the innermost frame of its traceback is
+    a ``jax`` or ``jaxlib`` module): the same words raised by the user's function are its own
+    failure, never a refusal."""
+    tb = error.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    module = str(tb.tb_frame.f_globals.get("__name__", ""))
+    return module.split(".")[0] in ("jax", "jaxlib")
 
 
 @contextmanager
