@@ -26,6 +26,9 @@ SKIPPED = {
     "kink": "the sample sits on a kink (left and right derivatives differ)",
     "axis": "an axis (among the params, or in the function) is out of bounds for the shapes: "
             "give shapes= that fit it, such as '(...,3)'",
+    "empty": "the function does not take empty arrays (its forward raised on a zero-size "
+             "input): give shapes= with a named or fixed core size, such as '(n)' or "
+             "'(...,3)' (a named size is never zero)",
 }
 
 

@@ -9,6 +9,7 @@ directions.  Directions are drawn per name from the example's seed, so a check r
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -133,16 +134,17 @@ class Session(Guarded):
 
     # -- the forward and its numeric linearizations -----------------------------------------
     def forward(self) -> None:
-        """Evaluate the outputs; :class:`Skip` when they are not finite (overflow), or when an
-        axis (a parameter's, or the function's own) does not fit the drawn shapes (numpy's
-        ``AxisError``: ``axis=0`` of a 0-d input is no example of the function)."""
-        misfit: list[Exception] = []
+        """Evaluate the outputs; :class:`Skip` when they are not finite (overflow), when an
+        axis (a parameter's, or the function's own) does not fit the drawn shapes (``axis=0``
+        of a 0-d input is no example of the function, see :func:`_axis_misfit`), or when the
+        function does not take the example's empty arrays (``max`` of a zero-size array)."""
+        misfit: list[str] = []
 
         def call() -> Any:
             try:
                 return self.problem.forward(self.x)
-            except np.exceptions.AxisError as error:
-                misfit.append(error)
+            except Exception as error:
+                misfit.extend(filter(None, [self._misfit(error)]))
                 raise
 
         try:
@@ -150,7 +152,7 @@ class Session(Guarded):
         except Stop:
             if misfit:  # recorded as the forward's error: no finding, another example
                 self.outcomes.pop()
-                raise Skip("axis") from None
+                raise Skip(misfit[0]) from None
             raise
         for k, o in enumerate(self.outs):
             if o.dtype.kind not in "fcbiu":  # None, a string, an arbitrary object
@@ -165,6 +167,17 @@ class Session(Guarded):
             return
         self._overflow_check()
         raise Skip("nonfinite")
+
+    def _misfit(self, error: Exception) -> str | None:
+        """Why the forward's ``error`` means the drawn example is none of the function's (a
+        :data:`~.gaps.SKIPPED` reason), or None when it is the function's own failure.  Only
+        the forward is read so: a derivative path that raises on an example whose forward
+        works is a finding."""
+        if _axis_misfit(error):
+            return "axis"
+        if not self.side and any(_zero_size(a) for a in self.example.args):
+            return "empty"  # the function's own (a reference's crash is attributed to it)
+        return None
 
     def _overflow_check(self) -> None:
         """Non-finite outputs are fine when the true value overflows too; not when a trusted
@@ -261,4 +274,38 @@ class Session(Guarded):
                 total[k] = total.get(k, 0) + int(n)
         return dict(sorted(total.items()))
 
+
+#: torch's and JAX's words for an axis out of range (numpy's is its own type, AxisError).
+_TORCH_AXIS = re.compile(r"Dimension out of range \(expected to be in range of "
+                         r"\[-?\d+, -?\d+\], but got -?\d+\)")
+_JAX_AXIS = re.compile(r"axis -?\d+ is out of bounds for array of dimension \d+")
+
+
+def _axis_misfit(error: BaseException) -> bool:
+    """Whether ``error`` says that an axis does not fit the input's shape: numpy's
+    ``AxisError``, torch's ``IndexError: Dimension out of range (...)`` (raised in its C++
+    code, so known by its type and words), or JAX's ``ValueError: axis -1 is out of bounds
+    for array of dimension 0`` raised in JAX's own code (the same words from the user's code
+    are the user's error)."""
+    if isinstance(error, np.exceptions.AxisError):
+        return True
+    if isinstance(error, IndexError):
+        return _TORCH_AXIS.fullmatch(str(error)) is not None
+    return isinstance(error, ValueError) and _JAX_AXIS.fullmatch(str(error)) is not None \
+        and _raised_in(error, ("jax", "jaxlib"))
+
+
+def _raised_in(error: BaseException, packages: tuple[str, ...]) -> bool:
+    """Whether the innermost frame of ``error``'s traceback is in one of ``packages``."""
+    tb = error.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return str(tb.tb_frame.f_globals.get("__name__", "")).split(".")[0] in packages
+
+
+def _zero_size(value: Any) -> bool:
+    """Whether an input is an array with no element (a number, a string or an object is not)."""
+    return isinstance(value, np.ndarray) and value.size == 0
 
