@@ -41,7 +41,7 @@ from gradcheck.checker.gaps import (
 from gradcheck.checker.paths import PATHS
 from gradcheck.checker.references import INTERNAL, Reference, get_reference, known_references
 from gradcheck.checker.report import Cell, Finding, Report
-from gradcheck.checker.sampling import Stratum
+from gradcheck.checker.sampling import Stratum, choice_key, param_choices
 from gradcheck.checker.session import Options
 from gradcheck.checker.specs import complex_inputs
 from gradcheck.checker.targets import OpTarget, Target, as_target
@@ -326,7 +326,9 @@ def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,
     external ``references`` run on the first :data:`REFERENCE_EXAMPLES` usable ones."""
     results: list[ExampleResult] = []
     usable = 0
-    drawn = iter(_drawn(t, dtype, count, seed))
+    strata = _strata(t, dtype, max(1, count - RANDOM_EXTRA), seed)
+    count += len(strata) - max(1, count - RANDOM_EXTRA)  # strata added for unmet choices
+    drawn = iter(_drawn(t, dtype, count, seed, strata))
 
     def run(example: Any) -> ExampleResult:
         nonlocal usable
@@ -357,12 +359,12 @@ def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,
     return results
 
 
-def _drawn(t: Target, dtype: str, count: int, seed: int) -> Iterator[Any]:
+def _drawn(t: Target, dtype: str, count: int, seed: int, strata: list[Any]) -> Iterator[Any]:
     """The examples a check tries, in order: the strata, then the random stream.  The stream
     is drawn in full (:func:`_draws`) only when overflowing or kinked examples used up its
     first :data:`RANDOM_EXTRA` ones: a stream's first examples are the same whatever its
     length, and drawing the rest cost a third of a small check."""
-    yield from _strata(t, dtype, max(1, count - RANDOM_EXTRA), seed)
+    yield from strata
     first = stream_start(t.strategy(dtype), RANDOM_EXTRA, seed)
     yield from first
     yield from draw_examples(t.strategy(dtype), _draws(count), seed)[len(first):]
@@ -370,10 +372,78 @@ def _drawn(t: Target, dtype: str, count: int, seed: int) -> Iterator[Any]:
 
 def _strata(t: Target, dtype: str, count: int, seed: int) -> list[Any]:
     """One example from each of the first ``count`` strata (every magnitude, shape family and
-    kink region, deterministically at every seed); random draws come on top."""
-    drawn = (draw_one(t.strategy(dtype, Stratum.number(k)), seed + 7919 * (k + 1))
-             for k in range(count))
-    return [example for example in drawn if example is not None]
+    kink region, deterministically at every seed), then one from a stratum added for each
+    parameter choice none of them took on an example with elements (see
+    :func:`unmet_choices`); random draws come on top.  The seed turns which choices the
+    first strata take, so sweeps over seeds meet other combinations."""
+    drawn = [draw_one(t.strategy(dtype, _stratum(k, seed)), _stratum_seed(seed, k))
+             for k in range(count)]
+    found = [example for example in drawn if example is not None]
+    space = t.param_space()
+    k, added = count, 0
+    for name, value in unmet_choices(space, found):
+        if took_any(found, name, value):
+            continue  # an added stratum took it on the way
+        for _ in range(CHOICE_ATTEMPTS):  # drawn shapes of too few dimensions lack it
+            scale, family = ADDED_STRATA[added % len(ADDED_STRATA)]
+            stratum = Stratum(scale, family, k, turn=k + seed, force=((name, value),))
+            example = draw_one(t.strategy(dtype, stratum), _stratum_seed(seed, k))
+            k += 1
+            if example is not None and took(example, name, value):
+                found.append(example)  # (drawing is cheap: only a taker is examined)
+                added += 1
+                break
+        if added >= MAX_ADDED_STRATA:
+            break
+    return found
+
+
+def _stratum(k: int, seed: int) -> Stratum:
+    base = Stratum.number(k)
+    return Stratum(base.scale, base.family, k, turn=k + seed)
+
+
+def _stratum_seed(seed: int, k: int) -> int:
+    return seed + 7919 * (k + 1)
+
+
+#: Magnitudes and shape families of the strata added for unmet parameter choices: arrays
+#: (a choice that depends on the shapes needs dimensions), ordinary magnitudes first.
+ADDED_STRATA = ((1.0, "batched"), (0.1, "broadcast"), (3.0, "batched"), (10.0, "broadcast"))
+#: Draws per unmet choice (a drawn shape of too few dimensions may not offer it).
+CHOICE_ATTEMPTS = 8
+#: At most this many strata are added per dtype for unmet choices.
+MAX_ADDED_STRATA = 16
+
+
+def unmet_choices(space: Any, found: list[Any]) -> list[tuple[str, Any]]:
+    """``(name, value)`` of each explored parameter choice that no example in ``found`` with
+    elements took, in name and choice order.  A choice given as a callable of the shapes is
+    counted at every shape drawn (``axis=1`` exists for 2-d inputs only)."""
+    if not isinstance(space, dict):
+        return []  # a callable draws every parameter: its choices are its own
+    full = [e for e in found if e.args and all(np.size(a) for a in e.args)]
+    unmet = []
+    for name in sorted(space):
+        offered: dict[str, Any] = {}
+        for example in full or found:
+            for value in param_choices(space[name], example.shapes):
+                offered.setdefault(choice_key(value), value)
+        if len(offered) < 2:
+            continue  # a fixed value
+        taken = {choice_key(e.params.get(name)) for e in full if name in e.params}
+        unmet += [(name, v) for key, v in offered.items() if key not in taken]
+    return unmet
+
+
+def took_any(found: list[Any], name: str, value: Any) -> bool:
+    return any(took(e, name, value) for e in found)
+
+
+def took(example: Any, name: str, value: Any) -> bool:
+    """Whether ``example`` has elements and took ``value`` for parameter ``name``."""
+    return bool(example.args) and all(np.size(a) for a in example.args) and \
+        name in example.params and choice_key(example.params[name]) == choice_key(value)
 
 
 def _draws(count: int) -> int:

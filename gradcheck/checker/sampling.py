@@ -46,6 +46,12 @@ class Stratum:
     scale: float
     family: str
     region: int
+    #: Which choice of each explored parameter to take (see :attr:`choice`); None: the
+    #: region's.
+    turn: int | None = None
+    #: ``((name, value), ...)``: parameter values this stratum takes whatever its turn,
+    #: where the drawn shapes offer them (a stratum added for a choice no other reached).
+    force: tuple[tuple[str, Any], ...] = ()
 
     @property
     def phase(self) -> int:
@@ -60,7 +66,7 @@ class Stratum:
     def choice(self) -> int:
         """Which choice of each explored parameter the stratum takes (see
         :func:`_draw_params`): the strata cycle through them, so none is left to chance."""
-        return self.region
+        return self.region if self.turn is None else self.turn
 
     @classmethod
     def number(cls, k: int) -> Stratum:
@@ -201,22 +207,35 @@ def _draw_params(draw: Any, spec: Any, shapes: list[tuple[int, ...]],
         return dict(spec(draw, shapes))
     params = {}
     turn = stratum.choice if stratum is not None else 0
+    forced = dict(stratum.force) if stratum is not None else {}
     for name in sorted(spec):
-        choices = spec[name]
-        if callable(choices):
-            choices = choices(shapes)
-        choices = list(choices)
+        choices = param_choices(spec[name], shapes)
         if not choices:
             raise ValueError(f"param {name!r}: no choices for shapes {shapes}")
+        keys = [choice_key(c) for c in choices]
         # one choice is a fixed value: nothing to draw (and the draws of the rest unchanged)
         if len(choices) == 1:
             params[name] = choices[0]
+        elif name in forced and choice_key(forced[name]) in keys:
+            params[name] = choices[keys.index(choice_key(forced[name]))]
+            turn //= len(choices)
         elif stratum is not None:
             params[name] = choices[turn % len(choices)]
             turn //= len(choices)
         else:
             params[name] = choices[draw(st.integers(0, len(choices) - 1))]
     return params
+
+
+def param_choices(choices: Any, shapes: list[tuple[int, ...]]) -> list[Any]:
+    """A parameter's choices at ``shapes`` (a callable of the shapes gives them)."""
+    return list(choices(shapes) if callable(choices) else choices)
+
+
+def choice_key(value: Any) -> str:
+    """A parameter value as a key: choices compare by what they say (``(0, 2)``, ``None``,
+    ``'reflect'``), whatever their type's equality does (arrays)."""
+    return f"{type(value).__name__}:{value!r}"
 
 
 def avoid_kinks(x: np.ndarray, kinks: Any, params: dict[str, Any], scale: float) -> np.ndarray:

@@ -106,6 +106,11 @@ class Target(abc.ABC):
         None: all)."""
         return {}
 
+    def param_space(self) -> Any:
+        """The explored parameters' choices (see ``_Spec.param_space``), or None: the
+        exploration adds strata until each choice has been taken (see ``api._strata``)."""
+        return None
+
     def default_dtypes(self) -> tuple[str, ...]:
         return DEFAULT_DTYPES
 
@@ -166,9 +171,30 @@ class _Spec:
         point = self.point
         if point is not None:
             return fixed_point(point, dtype, self.fixed_params)
-        if self.domains is None and not self.space and not self.fixed_params and \
-                self.shapes is None:
+        if self._declared_only:
             return examples(op, dtype, stratum=stratum)
+        meta = self._meta(op)
+        drawn = Op(name=op.name, forward=op.forward, vjp=None,
+                   nin=len(meta.get("inputs") or ()) or op.nin,
+                   nondiff_argnums=op.nondiff_argnums, meta=meta)
+        fixed = self.fixed_params
+        found = examples(drawn, dtype, stratum=stratum)
+        return found.map(lambda ex: _with_params(ex, fixed)) if fixed else found
+
+    @property
+    def _declared_only(self) -> bool:
+        """Whether examples are drawn from the op's own metadata, as given."""
+        return self.domains is None and not self.space and not self.fixed_params and \
+            self.shapes is None
+
+    def param_space(self, op: Op) -> Any:
+        """The parameter choices examples are drawn from (the op's declared ones, or those
+        this check gives): a dict of name -> choices (a list, or a callable of the shapes),
+        a callable drawing them all, or None."""
+        return op.meta.get("params") if self._declared_only else self._meta(op).get("params")
+
+    def _meta(self, op: Op) -> dict[str, Any]:
+        """The op's metadata with this check's domains, shapes and params in place."""
         meta = dict(op.meta)
         if self.domains is None and self.shapes is not None:
             meta["shapes"] = self.shapes  # the op's own inputs in the shapes asked for
@@ -188,11 +214,7 @@ class _Spec:
             meta["params"] = {**fixed, **self.space}
         elif fixed and not callable(declared):
             meta["params"] = {**(declared or {}), **fixed}
-        drawn = Op(name=op.name, forward=op.forward, vjp=None, nin=len(meta.get("inputs") or
-                   ()) or op.nin, nondiff_argnums=op.nondiff_argnums, meta=meta)
-        fixed = self.fixed_params
-        found = examples(drawn, dtype, stratum=stratum)
-        return found.map(lambda ex: _with_params(ex, fixed)) if fixed else found
+        return meta
 
     def positions(self, args: Sequence[Any], differentiable: Callable[[int], bool]) -> list[int]:
         if self.wrt is None:
@@ -252,6 +274,9 @@ class OpTarget(Target):
 
     def strategy(self, dtype: str, stratum: Stratum | None = None) -> st.SearchStrategy[Example]:
         return self.spec.strategy(self.op, dtype, stratum)
+
+    def param_space(self) -> Any:
+        return None if self.spec.point is not None else self.spec.param_space(self.op)
 
     def default_dtypes(self) -> tuple[str, ...]:
         return DEFAULT_DTYPES if self.fixed is None else _float_dtypes(self.fixed)
@@ -329,6 +354,9 @@ class FunctionTarget(Target):
 
     def strategy(self, dtype: str, stratum: Stratum | None = None) -> st.SearchStrategy[Example]:
         return self.spec.strategy(self.op, dtype, stratum)
+
+    def param_space(self) -> Any:
+        return None if self.spec.point is not None else self.spec.param_space(self.op)
 
     def positions(self, example: Example) -> list[int]:
         doms = self.spec.domains or []
