@@ -9,6 +9,7 @@ this module cannot import it.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 from typing import Any
 
@@ -45,8 +46,6 @@ class Tensor:
     # 0 until then), by which tapes know the tensor without holding it, so a value no rule
     # reads is freed as soon as its user drops it.
     __slots__ = ("_value", "_tangents", "_key", "__weakref__")
-    # numpy defers binary operators with an ndarray on the left to our reflected ones.
-    __array_ufunc__ = None
 
     def __init__(self, value: Any) -> None:
         self._value = value
@@ -74,6 +73,33 @@ class Tensor:
             return np.array(self._value, dtype=dtype, copy=True)
         a = np.asarray(self._value, dtype=dtype)
         return _read_only(a) if a is self._value else a
+
+    # numpy's own functions on tensors (``np.sin(t)``, ``np.dot(t, t)``, and an ndarray on
+    # the left of an operator: ``a + t`` is ``np.add(a, t)``) run gradcheck.numpy's op of the
+    # same name.  Without one, numpy computes only what carries no derivative (shapes,
+    # indices, booleans); anything else is an error, never a derivative silently dropped.
+    # gradcheck's own ops call the forwards on raw arrays: they never come through here.
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """``np.sin(t)`` is ``gnp.sin(t)``; a comparison or ``np.isfinite(t)`` is numpy's."""
+        if method == "__call__" and not kwargs:
+            fn = _counterpart("numpy", ufunc.__name__, ufunc)
+            if fn is not None:
+                return fn(*inputs)
+        if _predicate(ufunc) or not _float_tensor_in(inputs):
+            return getattr(ufunc, method)(*_unwrap(inputs), **_unwrap_out(ufunc, kwargs))
+        raise _ufunc_error(ufunc, method, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        """``np.dot(t, t)`` is ``gnp.dot(t, t)``; ``np.shape(t)`` is numpy's."""
+        if not all(issubclass(t, (Tensor, np.ndarray)) for t in types):
+            return NotImplemented
+        if func.__name__ in _VIA_METHOD and func.__module__ == "numpy":
+            return func._implementation(*args, **kwargs)  # numpy calls the tensor's method
+        fn = _counterpart(func.__module__, func.__name__, func)
+        # np.where(condition) alone is np.nonzero(condition): indices, not the op
+        if fn is not None and not (func.__name__ == "where" and len(args) == 1):
+            return fn(*args, **kwargs)
+        return _without_derivative(func, args, kwargs)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -265,25 +291,25 @@ class Tensor:
     # The reductions take numpy's parameters as numpy passes them (positionally too); the
     # ops refuse an ``out``, ``initial`` or ``where`` they cannot honour.
     def sum(self, *args: Any, **params: Any) -> Any:
-        return _OPS["sum"](self, *args, **params)
+        return _OPS["sum"](self, *args, **_no_out_array(params))
 
     def mean(self, *args: Any, **params: Any) -> Any:
-        return _OPS["mean"](self, *args, **params)
+        return _OPS["mean"](self, *args, **_no_out_array(params))
 
     def max(self, *args: Any, **params: Any) -> Any:
-        return _OPS["max"](self, *args, **params)
+        return _OPS["max"](self, *args, **_no_out_array(params))
 
     def min(self, *args: Any, **params: Any) -> Any:
-        return _OPS["min"](self, *args, **params)
+        return _OPS["min"](self, *args, **_no_out_array(params))
 
     def prod(self, *args: Any, **params: Any) -> Any:
-        return _OPS["prod"](self, *args, **params)
+        return _OPS["prod"](self, *args, **_no_out_array(params))
 
     def var(self, *args: Any, **params: Any) -> Any:
-        return _OPS["var"](self, *args, **params)
+        return _OPS["var"](self, *args, **_no_out_array(params))
 
     def std(self, *args: Any, **params: Any) -> Any:
-        return _OPS["std"](self, *args, **params)
+        return _OPS["std"](self, *args, **_no_out_array(params))
 
     # Not differentiable: plain integer arrays, like the comparisons.
     def argmax(self, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
@@ -303,6 +329,15 @@ def _no_out(method: str, out: Any) -> None:
                         "instead")
 
 
+def _no_out_array(params: dict[str, Any]) -> dict[str, Any]:
+    """A reduction's keywords without numpy's ``out=None`` (``np.sum(t)`` passes it): a
+    forward accumulator calls the op's JVP rule with the op's output as ``out``, so the
+    parameter would collide with it.  An ``out`` array stays, for the op to refuse."""
+    if "out" in params and params["out"] is None:
+        params = {k: v for k, v in params.items() if k != "out"}
+    return params
+
+
 def _c_order(method: str, order: str) -> None:
     """Refuse an ``order`` other than C (a tensor's entries are read in C order)."""
     if order != "C":
@@ -317,6 +352,144 @@ def _not_differentiable(symbol: str) -> TypeError:
                      "constant array"}[symbol]
     return TypeError(f"gradcheck.Tensor does not support {symbol}: it is not a differentiable "
                      f"op; write {instead}")
+
+
+#: gradcheck.numpy's namespace for each numpy module whose functions it mirrors.
+_NAMESPACES = {"numpy": "gradcheck.numpy", "numpy.linalg": "gradcheck.numpy.linalg",
+               "numpy.fft": "gradcheck.numpy.fft"}
+_COUNTERPARTS: dict[tuple[str, str], Any] = {}
+_PREDICATES: dict[Any, bool] = {}
+#: numpy functions that call the array method of their name, which a tensor has with
+#: numpy's signature (``np.clip(t, min=0)`` is ``t.clip(min=0)``): numpy's code runs them.
+_VIA_METHOD = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std",
+                         "clip", "cumsum", "reshape", "squeeze", "transpose", "argmax",
+                         "argmin", "real", "imag"})
+#: numpy functions that write their other arguments' values into their first.
+_WRITES = frozenset({"copyto", "put", "place", "putmask", "put_along_axis", "fill_diagonal"})
+#: numpy functions whose result depends on their first argument's shape and dtype only.
+_SHAPE_ONLY = frozenset({"zeros_like", "ones_like", "empty_like", "full_like"})
+_FLOATS = "efdgFDG"  # numpy's type codes of floating values
+_INEXACT = _FLOATS + "O"  # and of values that may hold them
+#: What to write for a ufunc method, by ``(ufunc, method)``.
+_METHOD_INSTEAD = {("add", "reduce"): "gnp.sum", ("multiply", "reduce"): "gnp.prod",
+                   ("maximum", "reduce"): "gnp.max", ("minimum", "reduce"): "gnp.min",
+                   ("add", "accumulate"): "gnp.cumsum", ("multiply", "accumulate"): "gnp.cumprod",
+                   ("logaddexp", "accumulate"): "gnp.cumlogsumexp",
+                   ("multiply", "outer"): "gnp.outer", ("add", "at"): "gnp.scatter_add"}
+
+
+def _counterpart(module: str, name: str, original: Any) -> Any:
+    """gradcheck.numpy's differentiable function for numpy's ``module.name``, or None.
+
+    Looked up at first use: gradcheck.numpy is built on this module, so this module cannot
+    import it.  A name gradcheck.numpy re-exports from numpy (``zeros_like``) is not one:
+    calling it would come straight back here.
+    """
+    key = (module, name)
+    if key not in _COUNTERPARTS:
+        namespace = _NAMESPACES.get(module)
+        fn = None if namespace is None or name.startswith("_") else \
+            getattr(importlib.import_module(namespace), name, None)
+        _COUNTERPARTS[key] = None if fn is original or not callable(fn) else fn
+    return _COUNTERPARTS[key]
+
+
+def _without_derivative(func: Any, args: Any, kwargs: Any) -> Any:
+    """numpy's ``func`` on the tensors' arrays, if its result carries no derivative (a
+    shape, indices, booleans, or floats computed from integers only); else the error."""
+    # a ``*_like`` function reads only its prototype's shape and dtype
+    fed = (args[1:], kwargs) if func.__name__ in _SHAPE_ONLY else (args, kwargs)
+    if (func.__name__ in _WRITES or kwargs.get("out") is not None) and _float_tensor_in(fed):
+        raise _function_error(func, "it writes the values into an array, which cannot hold "
+                                    "their derivative")
+    result = func(*_unwrap(args), **_unwrap(kwargs))
+    if _holds_float(result) and _float_tensor_in(fed):
+        got = type(result).__name__ if not hasattr(result, "dtype") else \
+            f"{type(result).__name__} of {result.dtype}"
+        raise _function_error(func, f"numpy's result (a plain {got}) would lose the "
+                                    "derivative")
+    return result
+
+
+def _predicate(ufunc: Any) -> bool:
+    """True if ``ufunc`` gives no floats for floats (comparisons, ``isfinite``,
+    ``signbit``...): no derivative to lose, so numpy may compute it."""
+    if ufunc not in _PREDICATES:
+        _PREDICATES[ufunc] = not any(
+            any(c in _FLOATS for c in ins) and any(c in _INEXACT for c in outs)
+            for ins, outs in (types.split("->") for types in ufunc.types))
+    return _PREDICATES[ufunc]
+
+
+def _float_tensor_in(x: Any) -> bool:
+    """True if ``x`` (arguments, possibly nested in lists, tuples and dicts) holds a
+    floating tensor: one a derivative can flow from."""
+    if type(x) is Tensor:
+        return is_float(x)
+    if isinstance(x, (tuple, list)):
+        return any(_float_tensor_in(v) for v in x)
+    if isinstance(x, dict):
+        return any(_float_tensor_in(v) for v in x.values())
+    return False
+
+
+def _unwrap(x: Any) -> Any:
+    """``x`` with every tensor replaced by its read-only array, in lists, tuples and dicts."""
+    if type(x) is Tensor:
+        return x.numpy()
+    if isinstance(x, (tuple, list)):
+        return type(x)(_unwrap(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _unwrap(v) for k, v in x.items()}
+    return x
+
+
+def _unwrap_out(ufunc: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A ufunc's keywords for numpy, refusing a tensor as ``out``: tensors are immutable."""
+    if any(type(o) is Tensor for o in kwargs.get("out", ())):
+        raise TypeError(f"numpy.{ufunc.__name__}(..., out=...): a gradcheck Tensor cannot be "
+                        "written into (tensors are immutable); assign the result instead")
+    return _unwrap(kwargs)
+
+
+def _holds_float(x: Any) -> bool:
+    """True if a numpy result holds floating values (a derivative would live in them)."""
+    if isinstance(x, (tuple, list)):
+        return any(_holds_float(v) for v in x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.dtype.char in _INEXACT
+    return isinstance(x, (float, complex))
+
+
+def _ufunc_error(ufunc: Any, method: str, kwargs: dict[str, Any]) -> TypeError:
+    """The error for a ufunc call gradcheck.numpy cannot differentiate."""
+    name = ufunc.__name__
+    call = f"numpy.{name}(...)" if method == "__call__" else f"numpy.{name}.{method}(...)"
+    if method != "__call__":
+        instead = _METHOD_INSTEAD.get((name, method), "gnp's functions (broadcasting)")
+        why = f"ufunc methods are not differentiable; use {instead}"
+    elif _counterpart("numpy", name, ufunc) is not None:
+        keys = ", ".join(f"{k}=" for k in kwargs)
+        why = f"gnp.{name} takes no {keys}; call gnp.{name} without {keys}"
+        if "out" in kwargs:
+            why += (" and assign the result: an array cannot hold a derivative (for an "
+                    "in-place a += t on an ndarray a, write a = a + t)")
+    elif name in ("remainder", "floor_divide"):
+        return _not_differentiable("%" if name == "remainder" else "//")
+    else:
+        why = (f"gradcheck.numpy has no differentiable {name}, and numpy's would lose the "
+               "derivative; write it with gnp's functions, or take t.numpy() for a constant")
+    return TypeError(f"{call} on a gradcheck Tensor: {why}")
+
+
+def _function_error(func: Any, why: str) -> TypeError:
+    """The error for a numpy function gradcheck.numpy has no op for, applied to a tensor a
+    derivative flows from."""
+    method = f"the method t.{func.__name__}(), " if hasattr(Tensor, func.__name__) else ""
+    return TypeError(f"{func.__module__}.{func.__name__}(...) on a gradcheck Tensor: "
+                     f"gradcheck.numpy has no differentiable {func.__name__}, and {why}; "
+                     f"write it with {method}gnp's functions, or pass t.numpy() for a "
+                     "constant")
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
