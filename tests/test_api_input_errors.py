@@ -60,3 +60,10 @@ def test_a_missing_comma_in_a_shape_signature_is_refused(shapes: str) -> None:
 def test_spaces_around_names_are_allowed() -> None:
     assert gc.check(lambda a, b: gnp.matmul(a, b), inputs=["real", "real"],
                     shapes="( ..., m, k ), (..., k ,n)", examples=2, seed=0).passed
+
+
+def test_ops_whose_params_are_drawn_by_a_callable_take_their_own_params() -> None:
+    # var, std, linalg.norm, the nn ops: meta["params"] is a callable drawing them all
+    assert gc.check("var", params={"axis": 0}, examples=2, seed=0).passed
+    with pytest.raises(ValueError, match=r"op 'var', params: unknown parameter 'axsi'"):
+        gc.check("var", params={"axsi": 0})

@@ -394,7 +394,9 @@ def _known_params(who: str, op: Op, params: dict[str, Any]) -> None:
         return
     taken = list(op.param_names) + [p.name for p in sig.parameters.values()
                                     if p.kind is kinds.KEYWORD_ONLY]
-    taken += [n for n in (op.meta.get("params") or {}) if n not in taken]
+    declared = op.meta.get("params")
+    if isinstance(declared, dict):  # (a callable drawing them all names none up front)
+        taken += [n for n in declared if n not in taken]
     for name in params:
         if isinstance(name, str) and name not in taken:
             close = difflib.get_close_matches(name, taken, n=1)
