@@ -12,6 +12,7 @@ there is one, and TensorFlow's ``tf.math.cumsum``, ``cumprod`` and ``cumulative_
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -258,11 +259,18 @@ cumprod = define_op(
 def _cumlogsumexp_forward(x, axis=None):
     """log(cumsum(exp(x))) along ``axis`` without overflow: ``np.logaddexp.accumulate``.
 
-    ``axis=None`` scans the flattened array, as numpy's cumsum does.
+    ``axis=None`` scans the flattened array, as numpy's cumsum does.  Like numpy's cumsum
+    it takes one integer axis, and a 0-d input is scanned as shape (1,) along that axis
+    (0 or -1; numpy's own errors otherwise).
     """
     x = np.asarray(x)
-    if axis is None or x.ndim == 0:
+    if axis is None:
         x, axis = x.reshape(-1), 0
+    elif isinstance(axis, (bool, np.bool_)):
+        raise TypeError("an integer is required for the axis")  # numpy's cumsum's words
+    else:
+        axis = operator.index(axis)  # a tuple or float: numpy's TypeError
+        x = x.reshape(-1) if x.ndim == 0 else x
     return np.logaddexp.accumulate(x, axis=axis)
 
 

@@ -25,7 +25,7 @@ from gradcheck.ops.refs import NoEquivalent
 from gradcheck.ops.rules import (
     cast_cotangent,
     dtype_of,
-    normalize_axis,
+    reduction_axes,
     shape_of,
     zeros_like_rule,
 )
@@ -55,14 +55,14 @@ REDUCE_PARAMS = {"axis": axis_choices, "keepdims": [False, True]}
 
 def reduced_size(shape: tuple[int, ...], axis: Any) -> int:
     """How many entries each output of a reduction over ``axis`` combines."""
-    return int(np.prod([shape[a] for a in normalize_axis(axis, len(shape))], dtype=np.int64))
+    return int(np.prod([shape[a] for a in reduction_axes(axis, len(shape))], dtype=np.int64))
 
 
 def nonempty_axis_choices(shapes: list[tuple[int, ...]]) -> list[Any]:
     """The axis choices that reduce no zero-size dimension (numpy's max raises there)."""
     shape = shapes[0]
     return [a for a in axis_choices(shapes)
-            if all(shape[i] for i in normalize_axis(a, len(shape)))]
+            if all(shape[i] for i in reduction_axes(a, len(shape)))]
 
 
 def reducible_shapes(draw: Callable[..., Any]) -> list[tuple[int, ...]]:
@@ -86,7 +86,7 @@ def expand_to(g: Any, x: Any, axis: Any, keepdims: bool) -> Any:
     from gradcheck.ops.shape import broadcast_to, reshape
 
     shape = shape_of(x)
-    axes = normalize_axis(axis, len(shape))
+    axes = reduction_axes(axis, len(shape))
     if not keepdims:
         kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
         g = reshape(g, kept)
@@ -98,7 +98,7 @@ def _raw_expanded(out, x, axis, keepdims):
     out = np.asarray(value_of(out))
     if keepdims:
         return out
-    return np.expand_dims(out, normalize_axis(axis, len(shape_of(x))))
+    return np.expand_dims(out, reduction_axes(axis, len(shape_of(x))))
 
 
 # -- TensorFlow's conventions ------------------------------------------------------------
@@ -107,10 +107,13 @@ def _tf_shape(x: Any) -> tuple[int, ...]:
 
 
 def _tf_axes(x: Any, axis: Any) -> list[int] | None:
-    """``axis`` as TensorFlow's reductions take it: a list of non-negative axes, or None."""
+    """``axis`` as TensorFlow's reductions take it: a list of non-negative axes, or None.
+
+    Read as numpy reads it: on a 0-d input ``axis=0`` or ``-1`` reduces nothing (``[]``).
+    """
     if axis is None:
         return None
-    return [int(a) % builtins.max(len(_tf_shape(x)), 1) for a in np.atleast_1d(axis)]
+    return list(reduction_axes(axis, len(_tf_shape(x))))
 
 
 def _tf_reduction(name: str) -> Callable[..., Any]:
@@ -215,7 +218,7 @@ def _others(x, axis):
     from gradcheck.ops.shape import reshape, transpose
 
     shape = shape_of(x)
-    axes = normalize_axis(axis, len(shape))
+    axes = reduction_axes(axis, len(shape))
     kept = [i for i in range(len(shape)) if i not in axes]
     perm = (*kept, *axes)
     grouped = (*[shape[i] for i in kept], reduced_size(shape, axis))
@@ -248,7 +251,7 @@ prod = _reduce(
 def _tie_weights(x, out, axis, keepdims):
     """1/count at the entries equal to their group's extreme, 0 elsewhere (a constant)."""
     hit = np.asarray(value_of(x)) == _raw_expanded(out, x, axis, keepdims)
-    count = np.sum(hit, axis=normalize_axis(axis, len(shape_of(x))), keepdims=True)
+    count = np.sum(hit, axis=reduction_axes(axis, len(shape_of(x))), keepdims=True)
     return (hit / np.maximum(count, 1)).astype(dtype_of(x))
 
 
@@ -280,10 +283,12 @@ amin = min
 def _logsumexp_forward(x, axis=None, *, keepdims=False):
     """log(sum(exp(x))) over ``axis``, shifted by the maximum so nothing overflows.
 
-    As scipy.special.logsumexp: -inf over no entries.
+    As scipy.special.logsumexp: -inf over no entries.  On a 0-d input ``axis`` is read as
+    numpy's reductions read it (0 and -1 reduce nothing; scipy also takes ``(0,)``, and its
+    ``keepdims`` gives shape (1,) where numpy's, and this, give ()).
     """
     x = np.asarray(x)
-    axes = normalize_axis(axis, x.ndim)
+    axes = reduction_axes(axis, x.ndim)
     if not x.size:
         out = np.full(np.sum(x, axis=axes, keepdims=True).shape, -np.inf, x.dtype)
     else:

@@ -13,7 +13,7 @@ import numpy as np
 from gradcheck.engine.tensor import Tensor, value_of
 
 __all__ = ["shape_of", "dtype_of", "unbroadcast", "fit", "cast_cotangent", "zeros_like_rule",
-           "zero_vjp", "zero_jvp", "normalize_axis"]
+           "zero_vjp", "zero_jvp", "normalize_axis", "reduction_axes"]
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
@@ -102,13 +102,31 @@ def zero_jvp(tangents: Any, out: Any, *inputs: Any, **params: Any) -> Any:
 
 
 def normalize_axis(axis: Any, ndim: int) -> tuple[int, ...]:
-    """``axis`` (None, int or tuple, negatives allowed) as a sorted tuple of axes."""
+    """``axis`` (None, int or tuple, negatives allowed) as a sorted tuple of axes.
+
+    Every axis must name one of the ``ndim`` dimensions: a 0-d array has none, so any axis
+    is out of bounds there (numpy's ``AxisError``).  Reductions read an int axis on a 0-d
+    array as numpy's do: :func:`reduction_axes`.
+    """
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     out = []
     for a in axes:
-        if not -ndim <= a < max(ndim, 1):
-            raise ValueError(f"axis {a} is out of bounds for an array of dimension {ndim}")
-        out.append(int(a) % max(ndim, 1))
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(int(a), ndim)
+        out.append(int(a) % ndim)
     return tuple(sorted(out))
+
+
+def reduction_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """The axes a numpy reduction (``np.sum``, ``np.max``, ...) reduces for ``axis``.
+
+    As :func:`normalize_axis`, except that on a 0-d array an int axis 0 or -1 reduces
+    nothing: numpy keeps ``np.sum(np.float64(2), axis=-1)`` working for backward
+    compatibility, so the forwards take it and the rules must too.  A tuple naming an axis
+    is still out of bounds there, as in numpy.
+    """
+    if ndim == 0 and isinstance(axis, (int, np.integer)) and axis in (0, -1):
+        return ()
+    return normalize_axis(axis, ndim)
