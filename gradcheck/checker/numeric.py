@@ -20,7 +20,8 @@ from gradcheck.checker.tolerances import current_overrides
 __all__ = [
     "NonFiniteError", "NumericDerivative", "NumericJacobian", "CountedFunction",
     "count_evaluations", "default_step", "directional_derivative", "one_sided_derivatives",
-    "is_kink", "numeric_jacobian", "numeric_jacobian_with_error", "convergence", "convergences",
+    "is_kink", "is_jump", "refined_derivative", "numeric_jacobian", "numeric_jacobian_with_error",
+    "convergence", "convergences",
     "fitted_slope",
 ]
 
@@ -417,6 +418,38 @@ def one_sided_derivatives(f: Callable[..., Any], args: Sequence[Any],
     return forward, _tableau(p, h0, -1, max_iter, True, counted_from=p.calls)
 
 
+#: How many times :func:`refined_derivative` shrinks the steps tenfold.
+REFINE_SHRINKS = 4
+
+
+def refined_derivative(f: Callable[..., Any], args: Sequence[Any],
+                       argnums: int | Sequence[int], tangents: Any, *,
+                       step: float | None = None, max_iter: int = 6,
+                       ) -> NumericDerivative | None:
+    """The directional derivative from steps 10, 100, ... times smaller than the default,
+    for a sample a step away from a kink (relu at x = 1e-5, clamp near its bound): the
+    default steps cross it, and the tableau's error estimate is then of the order of the
+    derivative itself.  Smaller steps stay on one side; the first two successive step sizes
+    whose converged tableaux agree within their error estimates give the result (its error
+    widened to their disagreement).  None when none do (the sample is on the kink, or f is
+    rough at every scale tried): the caller then tests for a kink."""
+    try:
+        p = _Problem("refined_derivative", f, args, argnums, tangents)
+        h0 = _initial_step(p, step, True, max_iter)
+        previous = None
+        for shrink in range(1, REFINE_SHRINKS + 1):
+            found = _tableau(p, h0 / 10.0 ** shrink, 0, max_iter, True)
+            if previous is not None and found.converged and previous.converged:
+                gap = np.abs(found.value - previous.value)
+                if np.all(gap <= found.error + previous.error):
+                    return NumericDerivative(found.value, np.maximum(found.error, gap),
+                                             found.step, p.calls, True)
+            previous = found
+    except NonFiniteError:
+        return None
+    return None
+
+
 def is_kink(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[int],
             tangents: Any, *, rtol: float | None = None, atol: float | None = None,
             step: float | None = None) -> bool:
@@ -433,6 +466,30 @@ def is_kink(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[
     allowed = (KINK_SAFETY * (forward.error + backward.error) + atol
                + rtol * np.maximum(np.abs(forward.value), np.abs(backward.value)))
     return bool(np.any(gap > allowed))
+
+
+#: :func:`is_jump` compares differences at steps this many times apart.
+JUMP_RATIO = 100.0
+
+
+def is_jump(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[int],
+            tangents: Any, *, step: float | None = None) -> bool:
+    """True when f jumps along u at (or within a small step of) the sample: the central
+    difference ``f(x + h u) - f(x - h u)`` does not shrink with h.  A differentiable f's
+    shrinks in proportion (JUMP_RATIO times between the two steps compared); a step
+    function's stays the size of the jump.  The numeric reference of a second-order path
+    differentiates a gradient, which jumps where f has a kink (relu's gradient at 0)."""
+    try:
+        p = _Problem("is_jump", f, args, argnums, tangents)
+        h = _initial_step(p, step, True, 6) / 10.0
+        wide = np.abs(p.at(h)[0] - p.at(-h)[0])
+        narrow = np.abs(p.at(h / JUMP_RATIO)[0] - p.at(-h / JUMP_RATIO)[0])
+    except NonFiniteError:
+        return False
+    rounding = 2 * ULPS * p.eps * np.abs(p.f0)
+    # shrank by less than a tenth of the ratio, and is far above rounding
+    return bool(np.any((narrow > 10 * wide / JUMP_RATIO) & (narrow > 1e3 * rounding + p.eps *
+                                                          np.max(np.abs(p.f0), initial=0.0))))
 
 
 def numeric_jacobian_with_error(f: Callable[..., Any], args: Sequence[Any],
