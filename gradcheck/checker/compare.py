@@ -24,10 +24,26 @@ from gradcheck.checker import numeric
 from gradcheck.checker.tolerances import Tolerances, Verdict, elementwise, scalar, top
 
 __all__ = ["Outcome", "Linearization", "flat", "dot", "absdot", "fast_forward",
-           "fast_transpose", "full_forward", "full_transpose", "locate", "where", "top"]
+           "fast_transpose", "full_forward", "full_transpose", "locate", "where", "top",
+           "POOR", "INCONCLUSIVE", "KINK_COLUMNS", "share_forward", "share_transpose", "share_full"]
 
 Arrays = list[np.ndarray]
 LinearMap = Callable[[Arrays], Arrays]
+
+#: A comparison is looked at again (smaller numeric steps, then kinks along more directions)
+#: when the numeric reference's share of its tolerance is more than this fraction of the
+#: values compared: a derivative wrong by that much would pass.  (A smooth float64
+#: function's is orders of magnitude below; relu at 1e-5, whose default steps cross 0,
+#: gives 0.2.)  The error estimate counted is the tableau's own beyond the rounding of
+#: outputs coarser than float64 (``_coarse``), which is known noise, not a poor estimate.
+POOR = 0.01
+#: ... and is inconclusive, never a pass, when the share is more than this fraction (an
+#: error estimate of the order of the value) even from smaller steps, the numeric estimate
+#: being refined only then (astype float32's second-order cells reach 0.011 from
+#: quantization alone, where smaller steps estimate their own error too low).
+INCONCLUSIVE = 0.1
+#: At most this many basis directions are tested for a kink once full mode fails.
+KINK_COLUMNS = 8
 
 
 @dataclass
@@ -111,6 +127,12 @@ class Linearization:
         self._jacobian: tuple[np.ndarray, np.ndarray] | None = None
         self._f0: list[np.ndarray] | None = None
         self._derivatives: list[tuple[list[np.ndarray], tuple[np.ndarray, np.ndarray]]] = []
+        #: The tableau's own error estimates beyond what :meth:`_coarse`'s rounding of
+        #: outputs coarser than float64 explains (astype float32 makes the tableau's spread
+        #: 1e-3 of the derivative), by derivative and for the Jacobian: what says whether the
+        #: numeric reference is poor (see :data:`POOR`).
+        self._own: list[tuple[list[np.ndarray], np.ndarray]] = []
+        self._jacobian_own: np.ndarray | None = None
         #: Projects input-space arrays on the inputs' tangent spaces (see .directions); full
         #: mode then compares the Jacobians on those spaces only.
         self.project: Callable[[Arrays], Arrays] | None = None
@@ -154,7 +176,19 @@ class Linearization:
             # the function is not finite near the point: no numeric reference here
             raise numeric.NonFiniteError(f"{self.name}: the numeric derivative or its error "
                                          "estimate is not finite at this sample")
-        return value, error + self._coarse(d.step)
+        coarse = self._coarse(d.step)
+        self._own.append((dirs, _beyond(error, coarse)))
+        return value, error + coarse
+
+    def own_error(self, dirs: Sequence[np.ndarray]) -> np.ndarray:
+        """The tableau's own error estimate of :meth:`derivative` along ``dirs`` (computed
+        by it first), without the outputs' coarse rounding."""
+        value, error = self.derivative(dirs)
+        dirs = [np.asarray(u, np.float64) for u in dirs]
+        for seen, own in reversed(self._own):
+            if all(np.array_equal(a, b) for a, b in zip(seen, dirs, strict=True)):
+                return own
+        return error  # an empty problem: zeros
 
     def jacobian(self) -> tuple[np.ndarray, np.ndarray]:
         """The full numeric Jacobian, shape (outputs, inputs) flat, and its errors."""
@@ -166,10 +200,17 @@ class Linearization:
             else:
                 jac = numeric.numeric_jacobian_with_error(self.calls, self.point, self.argnums)
                 extra = self._coarse(numeric.default_step(np.float64))[:, None]
+                own = np.hstack([e.reshape(n_out, -1) for e in jac.errors])
+                self._jacobian_own = _beyond(own, extra)
                 self._jacobian = (
                     np.hstack([j.reshape(n_out, -1) for j in jac.jacobians]).astype(np.float64),
-                    np.hstack([e.reshape(n_out, -1) for e in jac.errors]) + extra)
+                    own + extra)
         return self._jacobian
+
+    def jacobian_own_error(self) -> np.ndarray:
+        """The tableaux' own errors of :meth:`jacobian` (see :meth:`own_error`)."""
+        jac, err = self.jacobian()
+        return err if self._jacobian_own is None else self._jacobian_own
 
     def _coarse(self, step: float) -> np.ndarray:
         """Rounding noise of outputs coarser than float64 (``astype(x, float32)``), which the
@@ -184,11 +225,87 @@ class Linearization:
         return np.concatenate(noise) * numeric.SHRINK ** 5 / step
 
     def is_kink(self, dirs: Sequence[np.ndarray]) -> bool:
-        """Left and right derivatives along ``dirs`` disagree (a point of non-differentiability)."""
+        """Left and right derivatives along ``dirs`` disagree, or ``phi`` jumps along them
+        (a point of non-differentiability: a second-order path's ``phi`` is a gradient,
+        which jumps where the function has a kink)."""
         if self.empty:
             return False
-        return numeric.is_kink(self.calls, self.point, self.argnums,
-                               [np.asarray(u, np.float64) for u in dirs])
+        dirs = [np.asarray(u, np.float64) for u in dirs]
+        return numeric.is_kink(self.calls, self.point, self.argnums, dirs) or \
+            numeric.is_jump(self.calls, self.point, self.argnums, dirs)
+
+    def refine(self, dirs: Sequence[np.ndarray], current: np.ndarray | None = None) -> bool:
+        """Replace the cached derivative along ``dirs`` by one from smaller steps (see
+        :func:`numeric.refined_derivative`) when those converge to a smaller error estimate
+        (an output coarser than float64 has a larger one at smaller steps) than ``current``
+        (by default the cached derivative's); True when they did."""
+        dirs = [np.asarray(u, np.float64) for u in dirs]
+        if self.empty:
+            return False
+        found = numeric.refined_derivative(self.calls, self.point, self.argnums, dirs)
+        if current is None:
+            current = self.own_error(dirs)
+        if found is None or np.max(found.error, initial=0.0) >= np.max(current, initial=0.0):
+            return False
+        value, coarse = np.ravel(found.value).astype(np.float64), self._coarse(found.step)
+        result = value, np.ravel(found.error) + coarse
+        self._own.append((dirs, _beyond(np.ravel(found.error), coarse)))
+        self._derivatives = [(d, r) for d, r in self._derivatives if not all(
+            np.array_equal(a, b) for a, b in zip(d, dirs, strict=True))]
+        self._derivatives.append((dirs, result))
+        return True
+
+    def refine_jacobian(self, tol: Tolerances, natural: float) -> bool:
+        """:meth:`refine` the columns of the numeric Jacobian whose error estimate makes
+        them inconclusive (see :data:`INCONCLUSIVE`), every one: near a singularity (log at
+        2e-5) each column can be; the cost is at most :data:`numeric.REFINE_SHRINKS`
+        tableaux per column.  True when one was."""
+        jac, err = self.jacobian()
+        own = self.jacobian_own_error()
+        refined = False
+        if not jac.size:
+            return refined
+        size = max(float(np.max(np.abs(jac))), natural, tol.tiny)
+        share = np.max(tol.numeric_part(own), axis=0) / size
+        for col in np.flatnonzero(share > INCONCLUSIVE):
+            direction = self._column(int(col))
+            if self.refine(direction, own[:, col]):
+                value, error = self.derivative(direction)
+                jac[:, col], err[:, col], refined = value, error, True
+                if own is not err:
+                    own[:, col] = self.own_error(direction)
+        return refined
+
+    def _column(self, col: int) -> Arrays:
+        """The basis direction of the Jacobian's column ``col`` (flat input index)."""
+        vec = [np.zeros(s) for s in self.in_shapes]
+        k, idx = locate(col, self.in_shapes)
+        vec[k][idx] = 1.0
+        return vec
+
+    def kink_near(self, worst: int | None) -> bool:
+        """:meth:`is_kink` along basis directions, for a full-mode comparison that failed or
+        was inconclusive at flat Jacobian index ``worst`` (the element whose numeric error
+        is poorest when None): the failing column's direction first, then those of the other
+        inputs its output element depends on, numerically (at most :data:`KINK_COLUMNS`).
+        At a kink of a median-like function (clamp with x = lo = hi) the failing column can
+        be linear on both sides while another input's is not."""
+        jac, err = self.jacobian()
+        if not jac.size:
+            return False
+        if worst is None:
+            worst = int(np.argmax(self.jacobian_own_error()))
+        row, col = divmod(worst, jac.shape[1])
+        depends = np.flatnonzero(jac[row] != 0)  # the poorest estimates first
+        others = [int(c) for c in depends[np.argsort(-err[row, depends], kind="stable")]
+                  if c != col]
+        for c in ([col] + others)[:KINK_COLUMNS]:
+            direction = self._column(c)
+            if self.project is not None:
+                direction = self.project(direction)
+            if self.is_kink(direction):
+                return True
+        return False
 
     def basis(self, shapes: Sequence[tuple[int, ...]], dtype: Any) -> list[Arrays]:
         """Every basis vector of a space made of arrays of ``shapes``."""
@@ -223,6 +340,41 @@ def fast_transpose(lin: Linearization, analytic: Arrays, cot: Arrays, dirs: Arra
         natural * float(np.sum(np.abs(flat(cot)))) * top(dirs)
     err = absdot(cot, [e])
     return scalar(lhs, rhs, magnitude, tol, err, rounding), "the projection <J^T v, u>"
+
+
+def _beyond(error: np.ndarray, coarse: np.ndarray) -> np.ndarray:
+    """The part of a tableau's error estimate that the outputs' coarse rounding does not
+    explain (all of it for float64 outputs)."""
+    return np.maximum(error - coarse, 0.0)
+
+
+def share_forward(lin: Linearization, analytic: Arrays, dirs: Arrays, tol: Tolerances,
+                  natural: float = 0.0) -> float:
+    """The numeric reference's share of :func:`fast_forward`'s tolerance, relative to the
+    values compared (see :data:`POOR`)."""
+    n, e = lin.derivative(dirs)[0], lin.own_error(dirs)
+    size = max(top([flat(analytic)]), top([n]), natural * top(dirs), tol.tiny)
+    return float(np.max(tol.numeric_part(e), initial=0.0)) / size
+
+
+def share_transpose(lin: Linearization, analytic: Arrays, cot: Arrays, dirs: Arrays,
+                    tol: Tolerances, natural: float = 0.0) -> float:
+    """The numeric reference's share of :func:`fast_transpose`'s tolerance, relative to the
+    size of the terms of the projection."""
+    n, e = lin.derivative(dirs)[0], lin.own_error(dirs)
+    magnitude = max(absdot(analytic, dirs), absdot(cot, [n]),
+                    natural * float(np.sum(np.abs(flat(cot)))) * top(dirs), tol.tiny)
+    return float(tol.numeric_part(absdot(cot, [e]))) / magnitude
+
+
+def share_full(lin: Linearization, tol: Tolerances, natural: float = 0.0) -> float:
+    """The numeric reference's share of a full-mode tolerance: its largest error estimate
+    relative to the largest Jacobian entry."""
+    jac, err = lin.jacobian()[0], lin.jacobian_own_error()
+    if not jac.size:
+        return 0.0
+    size = max(float(np.max(np.abs(jac))), natural, tol.tiny)
+    return float(np.max(tol.numeric_part(err))) / size
 
 
 def _split(flat_array: np.ndarray, shapes: Sequence[tuple[int, ...]]) -> Arrays:
