@@ -112,6 +112,10 @@ def where(index: int, shapes: Sequence[tuple[int, ...]], what: str) -> tuple[lis
     return ([k, *idx] if len(shapes) > 1 else list(idx)), label
 
 
+#: float64's eps: rounding the numeric reference's own error estimate already covers.
+EPS64 = float(np.finfo(np.float64).eps)
+
+
 class Linearization:
     """``phi`` (a numpy function of a list of float64 arrays, returning a list of arrays) at
     ``point``: what the numeric reference differentiates.  Results are cached."""
@@ -136,6 +140,16 @@ class Linearization:
         #: Projects input-space arrays on the inputs' tangent spaces (see .directions); full
         #: mode then compares the Jacobians on those spaces only.
         self.project: Callable[[Arrays], Arrays] | None = None
+        #: The dtypes ``phi`` rounds part of its input to before using it, when it does
+        #: (None: it does not, or they are not known yet).  A VJP casts its cotangent to the
+        #: forward's output dtype: ``G`` of ``astype(x, float32)`` differentiates a function
+        #: of a float32-rounded cotangent, with float64 outputs.
+        self.rounds_inputs_to: Callable[[], list[np.dtype[Any]] | None] | None = None
+
+    @property
+    def outputs_at_point(self) -> list[np.ndarray] | None:
+        """``phi`` at the point, once evaluated (None before)."""
+        return self._f0
 
     def _at(self, *args: np.ndarray) -> Arrays:
         """``phi``; its outputs at the point itself (the numeric reference's first call) are
@@ -218,9 +232,14 @@ class Linearization:
         output over the smallest step of the tableau."""
         if self._f0 is None:
             self._f0 = [np.asarray(o) for o in self.calls.f(*self.point)]
-        if all(o.dtype.kind != "f" or o.dtype.itemsize >= 8 for o in self._f0):
+        inner = self.rounds_inputs_to() if self.rounds_inputs_to is not None else None
+        within = max((float(np.finfo(d).eps) for d in inner or () if d.kind == "f"),
+                     default=0.0)  # an input rounded this coarsely moves every output
+        if within <= EPS64 and \
+                all(o.dtype.kind != "f" or o.dtype.itemsize >= 8 for o in self._f0):
             return np.zeros(sum(o.size for o in self._f0))
-        noise = [4 * np.finfo(o.dtype).eps * np.abs(o.astype(np.float64)).ravel()
+        noise = [4 * max(float(np.finfo(o.dtype).eps), within) *
+                 np.abs(o.astype(np.float64)).ravel()
                  if o.dtype.kind == "f" else np.zeros(o.size) for o in self._f0]
         return np.concatenate(noise) * numeric.SHRINK ** 5 / step
 

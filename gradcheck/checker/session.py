@@ -204,6 +204,13 @@ class Session(Guarded):
                             "(unstable formula?)"))
                 return
 
+    def _reference_output_dtypes(self) -> list[np.dtype[Any]] | None:
+        """The dtypes of the forward's outputs at the float64 example, once its numeric
+        linearization has evaluated them (None before)."""
+        f = self._lins.get("f")
+        outputs = f.outputs_at_point if f is not None else None
+        return None if outputs is None else [o.dtype for o in outputs]
+
     def linearization(self, name: str) -> Linearization:
         """``f``, ``G(x, v) = J^T v`` or ``K(x, u) = J u`` in float64, at this example."""
         if name not in self._lins:
@@ -218,6 +225,9 @@ class Session(Guarded):
                 lin = Linearization("G", lambda a: self.evaluate(
                     "vjp", lambda: ref.vjp(a[:nx], a[nx:])), self.x64 + v,
                     [a.shape for a in self.x])
+                # the VJP casts its cotangent to the forward's output dtypes (known once
+                # the forward's own linearization has been evaluated)
+                lin.rounds_inputs_to = self._reference_output_dtypes
             else:
                 s = [a.astype(np.float64) for a in self.direction("s")]
                 lin = Linearization("K", lambda a: self.evaluate(
