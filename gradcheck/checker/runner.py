@@ -154,18 +154,16 @@ def sweep_environment(references: Iterable[str] = (),
 
 def _frameworks(references: Iterable[str], reports: Iterable[Report]) -> list[str]:
     """The external frameworks among ``references``, the reports' cells' references and
-    the reports' families, in sorted order (a family such as ``keras`` named by the
-    framework it belongs to)."""
+    the reports' families, in sorted order (a framework's function, a keras layer's too, is
+    checked with the framework's name as its family)."""
     from gradcheck.checker.references import INTERNAL, known_references
-    from gradcheck.oracles.targets import FRAMEWORKS
 
-    of_module = {prefix: name for name, prefixes in FRAMEWORKS.items() for prefix in prefixes}
     known = set(known_references()) - set(INTERNAL)
     names = {r for r in references if r not in INTERNAL}
     for report in reports:
         names |= {c.reference for c in report.cells if c.reference in known}
-        if report.family in of_module:
-            names.add(of_module[report.family])
+        if report.family in known:
+            names.add(report.family)
     return sorted(names)
 
 
