@@ -1,6 +1,9 @@
 """Shared pytest configuration for gradcheck's own tests."""
 
 import os
+from pathlib import Path
+
+import pytest
 
 # Multithreaded BLAS makes the small matrices of the linalg ops 8-100x slower when the
 # 2 cores are shared between test workers; set before numpy loads its BLAS.
@@ -15,3 +18,14 @@ pytest_plugins = ["pytester"]
 # fresh and old matplotlib classes ("Invalid arguments to set_clip_path, of type Rectangle").
 # Imported here, before any pytester run, it is never removed.
 import matplotlib.figure  # noqa: E402, F401
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+            monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty current directory (a run's ``reports/`` is created relative to it), and a
+    cache folder elsewhere: what the command-line tests run in."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
+    return tmp_path

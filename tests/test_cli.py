@@ -38,16 +38,6 @@ define_op("clitest.bad_cos", np.cos, vjp=lambda g, out, x: (g * gnp.sin(x),),
 '''
 
 
-@pytest.fixture
-def workdir(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
-            monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty current directory (``reports/`` is created relative to it), and a cache
-    folder elsewhere."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
-    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
-    return tmp_path
-
 
 @pytest.fixture
 def user_ops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:

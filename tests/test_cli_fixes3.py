@@ -22,15 +22,6 @@ SMALL = ["--examples", "2", "--references", "numeric", "--dtype", "float64"]
 TWO_OPS = ["--op", "sin", "--op", "cos"]  # two progress lines, then the summary
 
 
-@pytest.fixture
-def workdir(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
-            monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty current directory and a cache folder elsewhere (as in test_cli.py)."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
-    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
-    return tmp_path
-
 
 class Reader(io.StringIO):
     """stdout read by ``| head -N``: ``lines`` lines get through, then writing raises

@@ -208,14 +208,6 @@ def test_per_op_seeds_replace_the_sweep_s() -> None:
 # -- the command line and suites -------------------------------------------------------------
 
 
-@pytest.fixture
-def workdir(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
-            monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
-    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
-    return tmp_path
-
 
 CLI_SMALL = ["--examples", "1", "--paths", "vjp", "--references", "numeric",
              "--dtype", "float64", "--no-color"]
