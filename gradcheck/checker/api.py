@@ -13,6 +13,7 @@ import math
 import time
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -326,8 +327,9 @@ def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,
     external ``references`` run on the first :data:`REFERENCE_EXAMPLES` usable ones."""
     results: list[ExampleResult] = []
     usable = 0
-    strata = _strata(t, dtype, max(1, count - RANDOM_EXTRA), seed)
-    count += len(strata) - max(1, count - RANDOM_EXTRA)  # strata added for unmet choices
+    base = max(1, count - RANDOM_EXTRA)
+    strata = _strata(t, dtype, base, seed)
+    count += len(strata) - base  # strata added for unmet choices
     drawn = iter(_drawn(t, dtype, count, seed, strata))
 
     def run(example: Any) -> ExampleResult:
@@ -382,7 +384,7 @@ def _strata(t: Target, dtype: str, count: int, seed: int) -> list[Any]:
     space = t.param_space()
     k, added = count, 0
     for name, value in unmet_choices(space, found):
-        if took_any(found, name, value):
+        if any(took(e, name, value) for e in found):
             continue  # an added stratum took it on the way
         for _ in range(CHOICE_ATTEMPTS):  # drawn shapes of too few dimensions lack it
             scale, family = ADDED_STRATA[added % len(ADDED_STRATA)]
@@ -399,8 +401,7 @@ def _strata(t: Target, dtype: str, count: int, seed: int) -> list[Any]:
 
 
 def _stratum(k: int, seed: int) -> Stratum:
-    base = Stratum.number(k)
-    return Stratum(base.scale, base.family, k, turn=k + seed)
+    return replace(Stratum.number(k), turn=k + seed)
 
 
 def _stratum_seed(seed: int, k: int) -> int:
@@ -422,7 +423,7 @@ def unmet_choices(space: Any, found: list[Any]) -> list[tuple[str, Any]]:
     counted at every shape drawn (``axis=1`` exists for 2-d inputs only)."""
     if not isinstance(space, dict):
         return []  # a callable draws every parameter: its choices are its own
-    full = [e for e in found if e.args and all(np.size(a) for a in e.args)]
+    full = [e for e in found if _has_elements(e)]
     unmet = []
     for name in sorted(space):
         offered: dict[str, Any] = {}
@@ -436,14 +437,16 @@ def unmet_choices(space: Any, found: list[Any]) -> list[tuple[str, Any]]:
     return unmet
 
 
-def took_any(found: list[Any], name: str, value: Any) -> bool:
-    return any(took(e, name, value) for e in found)
-
-
 def took(example: Any, name: str, value: Any) -> bool:
     """Whether ``example`` has elements and took ``value`` for parameter ``name``."""
-    return bool(example.args) and all(np.size(a) for a in example.args) and \
-        name in example.params and choice_key(example.params[name]) == choice_key(value)
+    return _has_elements(example) and name in example.params and \
+        choice_key(example.params[name]) == choice_key(value)
+
+
+def _has_elements(example: Any) -> bool:
+    """Whether every input of ``example`` has elements (a choice taken on an empty or
+    input-less example compared nothing)."""
+    return bool(example.args) and all(np.size(a) for a in example.args)
 
 
 def _draws(count: int) -> int:
