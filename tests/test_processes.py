@@ -145,6 +145,28 @@ def test_workers_end_when_the_sweep_is_broken_off() -> None:
     assert mp.active_children() == []
 
 
+def test_a_ctrl_c_while_the_second_worker_starts_ends_the_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Seen as a flaky test_ctrl_c_prints_one_line: the first worker, started but not yet in
+    # the list of workers, was never killed and printed a traceback when its parent left.
+    from gradcheck.checker.executors import local
+
+    started: list[Any] = []
+    real = local._start
+
+    def start(*args: Any) -> Any:
+        if started:
+            raise KeyboardInterrupt  # the Ctrl-C, delivered as the second one starts
+        started.append(real(*args))
+        return started[-1]
+
+    monkeypatch.setattr(local, "_start", start)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(["good", "exits"], registry=LOCAL, examples=1, paths=["vjp"], jobs=2)
+    assert len(started) == 1
+    assert not started[0].process.is_alive()
+
+
 # -- the command line, as a user runs it ---------------------------------------------------
 
 

@@ -109,13 +109,13 @@ def _start(ctx: Any, spec: str | None, imports: tuple[str, ...]) -> _Worker:
     try:
         with sigint_blocked():
             process.start()
+        task_out.close()  # the worker's ends: closed here, so a dead worker reads as EOF
+        result_in.close()
     except BaseException:  # a Ctrl-C held back while it started: no worker is left behind
         if process.pid is not None:
             process.kill()
             process.join(timeout=5)
         raise
-    task_out.close()  # the worker's ends: closed here, so a dead worker reads as EOF
-    result_in.close()
     return _Worker(process, task_in, result_out)
 
 
@@ -162,7 +162,10 @@ def _run_workers(units: list[Unit], spec: str | None, imports: tuple[str, ...], 
 
     finished = False
     try:
-        workers += [_start(ctx, spec, imports) for _ in range(min(jobs, len(units)))]
+        for _ in range(min(jobs, len(units))):
+            # one by one: a Ctrl-C while the second starts must find the first in the list
+            # (or the first, never killed, reads its parent's closed pipe and prints why)
+            workers.append(_start(ctx, spec, imports))
         while len(reports) < len(units):
             for w in workers:
                 if w.task is None and todo:
