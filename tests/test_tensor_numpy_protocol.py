@@ -10,6 +10,7 @@ import pytest
 
 import gradcheck as gc
 import gradcheck.numpy as gnp
+from gradcheck.engine.tensor import value_of
 
 X = np.array([0.3, -1.2, 2.0])
 Y = np.array([1.1, -0.4, 0.5])
@@ -94,6 +95,25 @@ def test_numpy_reductions_run_under_a_forward_accumulator():
         y = np.sum(t) + np.mean(t) + np.max(t) + np.prod(t) + np.var(t) + np.std(t)
     want = 3 + 1 + 1 + (X[1] * X[2] + X[0] * X[2] + X[0] * X[1]) + 0 + 0
     np.testing.assert_allclose(acc.jvp(y).numpy(), want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "prod", "var", "std"])
+def test_gnp_reductions_take_numpys_out_none_under_every_tracer(name):
+    # gnp.sum(t, out=None), numpy's own signature called directly, reached the JVP rule
+    # with an "out" of its own: "got multiple values for argument 'out'"
+    fn = getattr(gnp, name)
+    t = gc.tensor(X)
+    with gc.ForwardAccumulator(t, np.ones(3)) as acc:
+        y = fn(t, axis=0, out=None)
+    want = value_of(gc.jvp(lambda a: fn(a, axis=0), [X], [np.ones(3)])[1])
+    np.testing.assert_allclose(acc.jvp(y).numpy(), want, rtol=1e-14)
+    with gc.GradientTape() as tape:
+        tape.watch(t)
+        y = fn(t, out=None)
+    np.testing.assert_allclose(tape.gradient(y, t).numpy(),
+                               value_of(gc.grad(lambda a: fn(a))(X)), rtol=1e-14)
+    with pytest.raises(TypeError, match=f"op '{name}': out= is not supported"):
+        fn(t, out=np.zeros(()))
 
 
 def test_array_methods_numpy_forwards_to_keep_numpys_signature():

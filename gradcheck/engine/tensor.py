@@ -291,25 +291,25 @@ class Tensor:
     # The reductions take numpy's parameters as numpy passes them (positionally too); the
     # ops refuse an ``out``, ``initial`` or ``where`` they cannot honour.
     def sum(self, *args: Any, **params: Any) -> Any:
-        return _OPS["sum"](self, *args, **_no_out_array(params))
+        return _OPS["sum"](self, *args, **params)
 
     def mean(self, *args: Any, **params: Any) -> Any:
-        return _OPS["mean"](self, *args, **_no_out_array(params))
+        return _OPS["mean"](self, *args, **params)
 
     def max(self, *args: Any, **params: Any) -> Any:
-        return _OPS["max"](self, *args, **_no_out_array(params))
+        return _OPS["max"](self, *args, **params)
 
     def min(self, *args: Any, **params: Any) -> Any:
-        return _OPS["min"](self, *args, **_no_out_array(params))
+        return _OPS["min"](self, *args, **params)
 
     def prod(self, *args: Any, **params: Any) -> Any:
-        return _OPS["prod"](self, *args, **_no_out_array(params))
+        return _OPS["prod"](self, *args, **params)
 
     def var(self, *args: Any, **params: Any) -> Any:
-        return _OPS["var"](self, *args, **_no_out_array(params))
+        return _OPS["var"](self, *args, **params)
 
     def std(self, *args: Any, **params: Any) -> Any:
-        return _OPS["std"](self, *args, **_no_out_array(params))
+        return _OPS["std"](self, *args, **params)
 
     # Not differentiable: plain integer arrays, like the comparisons.
     def argmax(self, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
@@ -329,12 +329,13 @@ def _no_out(method: str, out: Any) -> None:
                         "instead")
 
 
-def _no_out_array(params: dict[str, Any]) -> dict[str, Any]:
-    """A reduction's keywords without numpy's ``out=None`` (``np.sum(t)`` passes it): a
-    forward accumulator calls the op's JVP rule with the op's output as ``out``, so the
-    parameter would collide with it.  An ``out`` array stays, for the op to refuse."""
-    if "out" in params and params["out"] is None:
-        params = {k: v for k, v in params.items() if k != "out"}
+def _without_out(params: dict[str, Any]) -> dict[str, Any]:
+    """An op's keywords without numpy's ``out=None`` (``np.sum(t)`` passes it itself): rules
+    are called as ``rule(g_or_tangents, out, *inputs, **params)``, so a parameter named
+    ``out`` would collide with the op's output.  An ``out`` array stays, for the op's
+    forward to refuse (an op returns a new array, it never writes into one)."""
+    if params["out"] is None:
+        return {k: v for k, v in params.items() if k != "out"}
     return params
 
 
@@ -533,6 +534,8 @@ def bind(op: Any, /, *args: Any, **params: Any) -> Any:
     if op.nin is not None and n != op.nin:
         args, params = op.split_parameters(args, params)
         n = len(args)
+    if "out" in params:
+        params = _without_out(params)
     # unrolled for one and two inputs, the common cases on the hot path
     if n == 1:
         a = args[0]
