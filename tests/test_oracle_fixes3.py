@@ -125,6 +125,33 @@ def test_a_jax_axis_that_does_not_fit_the_drawn_shape_is_resampled() -> None:
     assert report.stats["skipped"].get("axis", 0) >= 1
 
 
+@pytest.mark.tensorflow
+@pytest.mark.parametrize("call", ["reduce_logsumexp", "softmax", "cumsum", "unstack"])
+def test_a_tensorflow_axis_that_does_not_fit_the_drawn_shape_is_resampled(call: str) -> None:
+    # TensorFlow words it in its kernels' InvalidArgumentError (or tf.unstack's ValueError);
+    # it used to be an error finding where numpy's, torch's and JAX's were re-sampled
+    tf = get_oracle("tensorflow").load()
+    fn = {"reduce_logsumexp": lambda x: tf.reduce_logsumexp(x, axis=1),
+          "softmax": lambda x: tf.nn.softmax(x, axis=1),
+          "cumsum": lambda x: tf.math.cumsum(x, axis=1),
+          "unstack": lambda x: tf.unstack(x, axis=1)[0]}[call]
+    report = check(fn, inputs=["real"], examples=2, seed=0, framework="tensorflow")
+    assert report.passed, _errors(report)
+    assert report.stats["skipped"].get("axis", 0) >= 1
+
+
+@pytest.mark.tensorflow
+def test_tensorflow_axis_words_raised_by_the_users_code_stay_an_error() -> None:
+    tf = get_oracle("tensorflow").load()
+
+    def f(x: Any) -> Any:
+        raise ValueError("Argument `axis` = 1 not in range [0, 0)")
+
+    report = check(f, inputs=[np.array([0.5, 1.0])], framework="tensorflow", seed=0)
+    assert not report.passed and tf is not None
+    assert any("Argument `axis` = 1" in m for m in _errors(report))
+
+
 @pytest.mark.torch
 def test_a_torch_dimension_out_of_range_is_resampled() -> None:
     torch = get_oracle("torch").load()

@@ -289,20 +289,36 @@ class Session(Guarded):
 _TORCH_AXIS = re.compile(r"Dimension out of range \(expected to be in range of "
                          r"\[-?\d+, -?\d+\], but got -?\d+\)")
 _JAX_AXIS = re.compile(r"axis -?\d+ is out of bounds for array of dimension \d+")
+#: TensorFlow's, searched in its kernels' InvalidArgumentError messages (prefixed with the
+#: node's name) and in the ValueError its Python code raises (tf.unstack).
+_TF_AXIS = re.compile(
+    r"Invalid reduction dimension \(-?\d+ for input with \d+ dimension"
+    r"|[Ee]xpected (?:scan axis|concatenating dimensions|dimension) in the range "
+    r"\[-?\d+, -?\d+\), but got -?\d+"
+    r"|`dim` must be in the range \[-?\d+, -?\d+\)"
+    r"|Tried to (?:expand|squeeze) dim index -?\d+ for tensor with \d+ dimensions"
+    r"|Argument `axis` = -?\d+ not in range \[-?\d+, -?\d+\)")
 
 
 def _axis_misfit(error: BaseException) -> bool:
     """Whether ``error`` says that an axis does not fit the input's shape: numpy's
     ``AxisError``, torch's ``IndexError: Dimension out of range (...)`` (raised in its C++
-    code, so known by its type and words), or JAX's ``ValueError: axis -1 is out of bounds
-    for array of dimension 0`` raised in JAX's own code (the same words from the user's code
-    are the user's error)."""
+    code, so known by its type and words), TensorFlow's ``InvalidArgumentError`` with the
+    words of its kernels (``Invalid reduction dimension (1 for input with 1 dimension(s)``),
+    or JAX's ``ValueError: axis -1 is out of bounds for array of dimension 0`` raised in
+    JAX's own code (the same words from the user's code are the user's error)."""
     if isinstance(error, np.exceptions.AxisError):
         return True
     if isinstance(error, IndexError):
         return _TORCH_AXIS.fullmatch(str(error)) is not None
-    return isinstance(error, ValueError) and _JAX_AXIS.fullmatch(str(error)) is not None \
-        and _raised_in(error, ("jax", "jaxlib"))
+    if type(error).__name__ == "InvalidArgumentError" and \
+            type(error).__module__.split(".")[0] == "tensorflow":
+        return _TF_AXIS.search(str(error)) is not None
+    if not isinstance(error, ValueError):
+        return False
+    if _JAX_AXIS.fullmatch(str(error)) is not None:
+        return _raised_in(error, ("jax", "jaxlib"))
+    return _TF_AXIS.fullmatch(str(error)) is not None and _raised_in(error, ("tensorflow",))
 
 
 def _raised_in(error: BaseException, packages: tuple[str, ...]) -> bool:
