@@ -327,6 +327,11 @@ def _linear(path: str, prop: str) -> Callable[[Session], Sides]:
             return g0, [np.zeros_like(i) for i in g0], scale
         if prop == "scaling":
             return at([2 * i for i in a]), [2 * i for i in base], 2 * scale
+        if prop == "separately":  # each part alone (None elsewhere), summed
+            alone: list[Any] = [[d if k == j else None for k, d in enumerate(a)]
+                                for j in _parts(s, path)]
+            parts = [at(one) for one in alone]
+            return [sum(part) for part in zip(*parts, strict=True)], base, scale
         gsum = at([i + j for i, j in zip(a, b, strict=True)])
         return gsum, [i + j for i, j in zip(base, gb, strict=True)], scale
     return sides
@@ -334,7 +339,23 @@ def _linear(path: str, prop: str) -> Callable[[Session], Sides]:
 
 _WHY = {"zero": "a zero {0} gives a nonzero result (an affine rule?)",
         "scaling": "doubling the {0} does not double the result",
-        "superposition": "the result for a sum of {0}s is not the sum of the results"}
+        "superposition": "the result for a sum of {0}s is not the sum of the results",
+        "separately": "the {0} of one {1} at a time (None for the others, as the engine "
+                      "passes for a constant or an unused result) does not add up to the "
+                      "result for all of them: a rule's branch for a None {0} is wrong"}
+
+
+def _parts(sess: Session, path: str) -> list[int]:
+    """Where the ``separately`` property gives a direction alone: the differentiated inputs
+    (JVP) or the floating outputs (VJP), when there are two or more and the problem takes
+    None for the others (the engine's own rules meet None there; a framework's problem
+    gets arrays)."""
+    if not getattr(sess.problem, "partial", False):
+        return []
+    if path == "jvp":
+        return list(range(len(sess.x))) if len(sess.x) > 1 else []
+    floating = [k for k, o in enumerate(sess.outs) if o.dtype.kind in "fc"]
+    return floating if len(floating) > 1 else []
 
 
 def linearity_check(sess: Session, path: str) -> None:
@@ -350,10 +371,13 @@ def linearity_check(sess: Session, path: str) -> None:
         sess.record(Outcome(path, "linearity", None, None, "",
                             {"property": "not judged: the value is not finite"}))
         return
-    verdicts = {prop: judge(sess, _linear(path, prop))[0] for prop in _WHY}
+    props = [p for p in _WHY if p != "separately" or _parts(sess, path)]
+    verdicts = {prop: judge(sess, _linear(path, prop))[0] for prop in props}
     name, verdict = max(verdicts.items(), key=lambda kv: kv[1].ratio)
+    part = "input" if path == "jvp" else "output"
     message = "" if verdict.passed else \
-        f"{path} is not linear in the {what}: {_WHY[name].format(what)}; {describe(verdict)}"
+        f"{path} is not linear in the {what}: {_WHY[name].format(what, part)}; " \
+        f"{describe(verdict)}"
     sess.record(Outcome(path, "linearity", None if verdict.passed else "nonlinear", verdict,
                         message, {"property": name},
                         {what: sess.direction(first, like),

@@ -158,7 +158,8 @@ class Realified:
     def _in(values: Sequence[Any], flags: Sequence[bool], conjugate: bool = False) -> list[Any]:
         if len(values) != len(flags) or not any(flags):
             return list(values)  # (a count mismatch: the inner problem names it itself)
-        return [pack(v, conjugate) if c else v for v, c in zip(values, flags, strict=True)]
+        return [pack(v, conjugate) if c and v is not None else v  # (None: see EngineProblem)
+                for v, c in zip(values, flags, strict=True)]
 
     def _out(self, path: str, values: Sequence[Any], flags: Sequence[bool], what: str,
              conjugate: bool = False) -> Arrays:

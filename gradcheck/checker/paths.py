@@ -143,6 +143,10 @@ class EngineProblem:
     the others stay fixed.  ``counts`` tallies calls per path (and ``forward``).
     """
 
+    #: ``vjp`` and ``jvp`` take None for an output's cotangent or an input's tangent, as the
+    #: engine does (a rule then gets None there): the linearity check runs those branches.
+    partial = True
+
     def __init__(self, fn: Callable[..., Any], args: Sequence[Any], params: dict[str, Any],
                  positions: Sequence[int], name: str = "f") -> None:
         self.fn, self.args, self.params = fn, list(args), dict(params)
@@ -188,8 +192,10 @@ class EngineProblem:
     def _tensors(self, guard: Guard, name: str, values: Sequence[Any]) -> list[Tensor]:
         return [guard.watch(f"{name} {k}", tensor(v), v) for k, v in enumerate(values)]
 
-    def _given(self, guard: Guard, name: str, values: Sequence[Any]) -> Arrays:
-        return [guard.watch(f"{name} {k}", np.array(v), v) for k, v in enumerate(values)]
+    def _given(self, guard: Guard, name: str, values: Sequence[Any]) -> list[Any]:
+        # None stays None: the engine's own "no tangent / no cotangent here" (see ``partial``)
+        return [None if v is None else guard.watch(f"{name} {k}", np.array(v), v)
+                for k, v in enumerate(values)]
 
     def _run(self, path: str, body: Callable[[Guard], Any]) -> Any:
         self.counts[path] += 1
