@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engine import state
-from gradcheck.engine.op import Op, RuleError, annotate, call_rule
+from gradcheck.engine.op import Op, RuleError, annotate, call_rule, refuse_complex
 from gradcheck.engine.pytree import flatten, unflatten
 from gradcheck.engine.tape import (
     GradientTape,
@@ -148,6 +148,9 @@ class ForwardAccumulator:
                     break
             else:
                 return
+        if not op.complex_rules:
+            refuse_complex(op, args, [i for i, t in enumerate(tangents) if t is not None],
+                           "ForwardAccumulator")
         saved = state.hide_from(self.level)
         try:
             if op.jvp is None or self.force_transpose:

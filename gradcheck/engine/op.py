@@ -9,17 +9,19 @@ With no tensor among the arguments the op is plain numpy and returns an array.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from gradcheck.domains import Fixed
+from gradcheck.domains_complex import COMPLEX_NAMED
 from gradcheck.engine.metadata import validate
 from gradcheck.engine.registry import Registry, default_registry
-from gradcheck.engine.tensor import Tensor, bind
+from gradcheck.engine.tensor import Tensor, bind, value_of
 
-__all__ = ["Op", "RuleError", "define_op", "bind", "call_rule", "annotate"]
+__all__ = ["Op", "RuleError", "define_op", "bind", "call_rule", "annotate", "refuse_complex"]
 
 
 class RuleError(ValueError):
@@ -64,6 +66,10 @@ class Op:
     first_order_only: str | None = None
     transpose_jvp_reason: str | None = None
     fill_zeros: bool = True
+    #: Whether the rules hold for complex values (JAX's convention); tracers refuse a complex
+    #: input to an op without (see ``refuse_complex``).  ``define_op`` sets it from the
+    #: declarations; an Op built directly (``custom_gradient``'s) has the user's own rules.
+    complex_rules: bool = True
     meta: dict[str, Any] = field(default_factory=dict)
     doc: str = ""
     # the per-input rules when declared that way: tracers call only the ones they need
@@ -254,6 +260,7 @@ def define_op(
     first_order_only: str | None = None,
     transpose_jvp_reason: str | None = None,
     fill_zeros: bool = True,
+    complex_rules: bool | None = None,
     variadic: bool = False,
     registry: Registry | None = None,
     register: bool = True,
@@ -330,11 +337,42 @@ def define_op(
         fill_zeros=fill_zeros, meta=meta, doc=doc or (forward.__doc__ or ""),
         vjp_parts=vjp_parts, jvp_parts=jvp_parts,
     )
+    op.complex_rules = _holds_for_complex(complex_rules, linear, meta)
     if linear and op.jvp is None:
         op.jvp = _linear_jvp(op)
     if register:
         (registry if registry is not None else default_registry).add(op)
     return op
+
+
+_COMPLEX_DOMAINS = tuple(type(d) for d in COMPLEX_NAMED.values())
+
+
+def _holds_for_complex(declared: bool | None, linear: bool, meta: dict[str, Any]) -> bool:
+    """Whether an op's rules hold for complex values: ``complex_rules=`` when given, else
+    for a linear op (numpy's linear forwards are complex-linear, so the real transpose is
+    the JAX-convention VJP) and an op the checker draws complex inputs for
+    (``complex_inputs=``, or a complex domain in ``inputs=``)."""
+    if declared is not None:
+        return declared
+    return linear or "complex_inputs" in meta or any(
+        isinstance(d, _COMPLEX_DOMAINS) or (isinstance(d, Fixed) and np.iscomplexobj(d.value))
+        for d in meta.get("inputs", ()))
+
+
+def refuse_complex(op: Op, args: Sequence[Any], positions: Iterable[int], tracer: str) -> None:
+    """Raise TypeError when an input at ``positions`` of ``args`` is complex and ``op``'s
+    rules hold for real values only: its derivative there would be silently wrong."""
+    for i in positions:
+        dtype = getattr(value_of(args[i]), "dtype", None)
+        if dtype is not None and dtype.kind == "c":
+            raise TypeError(
+                f"{tracer}: op {op.name!r} cannot be differentiated at a complex input: input "
+                f"{i} has dtype {dtype}, and the op's rules hold for real values only. The ops "
+                "that take complex values are listed in gradcheck's README (Complex numbers) "
+                "and have op.complex_rules True; otherwise differentiate gnp.real(z) and "
+                "gnp.imag(z) separately. An op of your own whose rules hold for complex values "
+                "says so with define_op(..., complex_rules=True) or complex_inputs=(...)")
 
 
 # define_op's own keywords: a misspelt one would otherwise be taken for metadata

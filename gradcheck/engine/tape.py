@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engine import state
-from gradcheck.engine.op import Op, RuleError, call_rule
+from gradcheck.engine.op import Op, RuleError, call_rule, refuse_complex
 from gradcheck.engine.primitives import add_cotangents
 from gradcheck.engine.pytree import flatten, unflatten
 from gradcheck.engine.reads import rule_reads, union
@@ -252,6 +252,8 @@ class GradientTape:
             found = _TRACKED[plan_key] if type(plan_key) is int else plan_key[0]
             plan = op.tape_plans[plan_key] = _plan(op, found, n)  # (new rules: again)
         positions, keep_out, keep = plan[:3]
+        if not op.complex_rules:
+            refuse_complex(op, args, positions, "GradientTape")
         if len(positions) == 1:
             i = positions[0]
             t = args[i]

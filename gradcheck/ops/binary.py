@@ -60,6 +60,7 @@ multiply = _binary(
          lambda g, out, x, y: unbroadcast(g * x, y)),
     jvp=(lambda t, out, x, y: fit(t * y, out),
          lambda t, out, x, y: fit(x * t, out)),
+    complex_rules=True,
     equivalents={"numpy": "multiply", "tensorflow": "math.multiply"},
 )
 divide = _binary(
@@ -68,6 +69,7 @@ divide = _binary(
          lambda g, out, x, y: unbroadcast(-g * out / y, y)),
     jvp=(lambda t, out, x, y: fit(t / y, out),
          lambda t, out, x, y: fit(-t * out / y, out)),
+    complex_rules=True,
     inputs=(REAL, NonZero()), equivalents={"numpy": "divide", "tensorflow": "math.divide"},
 )
 
@@ -131,6 +133,7 @@ where: Op = define_op(
     family="binary", nondiff_argnums=(0,), inputs=(BoolMask(), REAL, REAL),
     shapes="(...),(...),(...)",
     doc="numpy.where(cond, x, y); cond is a boolean mask, not differentiated.",
+    complex_rules=True,
     equivalents={"numpy": "where", "tensorflow": "where"},
 )
 
@@ -210,6 +213,7 @@ squared_difference = _binary(
     jvp=(lambda t, out, x, y: fit(_twice_difference(t, x, y), out),
          lambda t, out, x, y: fit(-_twice_difference(t, x, y), out)),
     doc="TensorFlow's squared_difference(x, y) = (x - y)**2.",
+    complex_rules=True,
     equivalents={"numpy": formula(lambda xp, x, y: xp.square(x - y),
                                   "numpy has no squared_difference"),
                  "tensorflow": "math.squared_difference"},

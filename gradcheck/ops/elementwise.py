@@ -167,15 +167,18 @@ abs: Op = _elementwise("abs", lambda x: np.abs(x), _abs_vjp, _abs_jvp,  # noqa: 
                        doc="numpy.abs, elementwise; of a complex array, the modulus |z|.")
 absolute = abs
 square: Op = _unary("square", lambda x: np.square(x), lambda x, out: 2 * x,
+                    complex_rules=True,
                     equivalents={"numpy": "square", "tensorflow": "math.square"})
 
 # -- exponentials and logarithms --------------------------------------------------------
 exp: Op = _unary("exp", lambda x: np.exp(x), lambda x, out: out, complex_inputs=("complex",),
                  equivalents={"numpy": "exp", "tensorflow": "math.exp"})
 expm1: Op = _unary("expm1", lambda x: np.expm1(x), lambda x, out: out + 1,
+                   complex_rules=True,
                    equivalents={"numpy": "expm1", "tensorflow": "math.expm1"})
 # tf.math has no exp2, log2 or log10: TensorFlow's numpy API has them.
 exp2: Op = _unary("exp2", lambda x: np.exp2(x), lambda x, out: out * LN2,
+                  complex_rules=True,
                   equivalents={"numpy": "exp2", "tensorflow": "experimental.numpy.exp2"})
 log: Op = _elementwise("log", lambda x: np.log(x), vjp=lambda g, out, x: g / x,
                        jvp=lambda ts, out, x: ts[0] / x, domain=POSITIVE,
@@ -183,12 +186,15 @@ log: Op = _elementwise("log", lambda x: np.log(x), vjp=lambda g, out, x: g / x,
                        equivalents={"numpy": "log", "tensorflow": "math.log"})
 log2: Op = _elementwise("log2", lambda x: np.log2(x), vjp=lambda g, out, x: g / (x * LN2),
                         jvp=lambda ts, out, x: ts[0] / (x * LN2), domain=POSITIVE,
+                        complex_rules=True,
                         equivalents={"numpy": "log2", "tensorflow": "experimental.numpy.log2"})
 log10: Op = _elementwise("log10", lambda x: np.log10(x), vjp=lambda g, out, x: g / (x * LN10),
                          jvp=lambda ts, out, x: ts[0] / (x * LN10), domain=POSITIVE,
+                         complex_rules=True,
                          equivalents={"numpy": "log10", "tensorflow": "experimental.numpy.log10"})
 log1p: Op = _elementwise("log1p", lambda x: np.log1p(x), vjp=lambda g, out, x: g / (1 + x),
                          jvp=lambda ts, out, x: ts[0] / (1 + x), domain=Interval(-1.0, 4.0),
+                         complex_rules=True,
                          equivalents={"numpy": "log1p", "tensorflow": "math.log1p"})
 
 # -- powers, with TensorFlow's gradient ops ---------------------------------------------
@@ -198,6 +204,7 @@ sqrt_grad: Op = _gradient_op(
     lambda w, out, y, dy: -(w / y) * out,
     lambda w, out, y, dy: sqrt_grad(y, w),
     inputs=(POSITIVE, REAL), grad_of="sqrt",
+    complex_rules=True,
     doc="sqrt's gradient op: dy / (2 y) for y = sqrt(x).",
     equivalents={"numpy": formula(lambda xp, y, dy: 0.5 * dy / y, NO_GRADIENT_OPS),
                  "tensorflow": tf_gradient_op("SqrtGrad", "y", "dy")},
@@ -213,6 +220,7 @@ rsqrt_grad: Op = _gradient_op(
     lambda w, out, y, dy: -1.5 * w * dy * square(y),
     lambda w, out, y, dy: rsqrt_grad(y, w),
     inputs=(POSITIVE, REAL), grad_of="rsqrt",
+    complex_rules=True,
     doc="rsqrt's gradient op: -dy * y**3 / 2 for y = 1 / sqrt(x).",
     equivalents={"numpy": formula(lambda xp, y, dy: -0.5 * dy * y * y * y, NO_GRADIENT_OPS),
                  "tensorflow": tf_gradient_op("RsqrtGrad", "y", "dy")},
@@ -220,6 +228,7 @@ rsqrt_grad: Op = _gradient_op(
 rsqrt: Op = _elementwise("rsqrt", lambda x: 1 / np.sqrt(x),
                          vjp=lambda g, out, x: rsqrt_grad(out, g),
                          jvp=lambda ts, out, x: rsqrt_grad(out, ts[0]), domain=POSITIVE,
+                         complex_rules=True,
                          grad_op="rsqrt_grad", doc="1 / sqrt(x) (TensorFlow's rsqrt).",
                          equivalents={"numpy": formula(lambda xp, x: 1.0 / xp.sqrt(x),
                                                        "numpy has no rsqrt"),
@@ -231,6 +240,7 @@ reciprocal_grad: Op = _gradient_op(
     lambda w, out, y, dy: -2 * w * dy * y,
     lambda w, out, y, dy: reciprocal_grad(y, w),
     inputs=(REAL, REAL), grad_of="reciprocal",
+    complex_rules=True,
     doc="reciprocal's gradient op: -dy * y**2 for y = 1 / x.",
     equivalents={"numpy": formula(lambda xp, y, dy: -dy * y * y, NO_GRADIENT_OPS),
                  "tensorflow": tf_gradient_op("ReciprocalGrad", "y", "dy")},
@@ -257,22 +267,28 @@ cos: Op = _unary("cos", lambda x: np.cos(x), lambda x, out: -sin(x), complex_inp
                  equivalents={"numpy": "cos", "tensorflow": "math.cos"})
 # tan has poles at +-pi/2: stay where it is well conditioned.
 tan: Op = _unary("tan", lambda x: np.tan(x), lambda x, out: 1 + square(out),
+                 complex_rules=True,
                  domain=Interval(-1.3, 1.3), equivalents={"numpy": "tan", "tensorflow": "math.tan"})
 arcsin: Op = _unary("arcsin", lambda x: np.arcsin(x), lambda x, out: 1 / sqrt(1 - square(x)),
+                    complex_rules=True,
                     domain=UNIT, equivalents={"numpy": "arcsin", "tensorflow": "math.asin"})
 arccos: Op = _unary("arccos", lambda x: np.arccos(x), lambda x, out: -1 / sqrt(1 - square(x)),
+                    complex_rules=True,
                     domain=UNIT, equivalents={"numpy": "arccos", "tensorflow": "math.acos"})
 # One op of the family has no JVP rule on purpose: it exercises the transpose fallback.
 arctan: Op = _elementwise(
     "arctan", lambda x: np.arctan(x), vjp=lambda g, out, x: g / (1 + square(x)), jvp=None,
     transpose_jvp_reason="exercises the JVP computed by transposing the VJP",
+    complex_rules=True,
     equivalents={"numpy": "arctan", "tensorflow": "math.atan"},
 )
 
 # -- hyperbolic -------------------------------------------------------------------------
 sinh: Op = _unary("sinh", lambda x: np.sinh(x), lambda x, out: cosh(x),
+                  complex_rules=True,
                   equivalents={"numpy": "sinh", "tensorflow": "math.sinh"})
 cosh: Op = _unary("cosh", lambda x: np.cosh(x), lambda x, out: sinh(x),
+                  complex_rules=True,
                   equivalents={"numpy": "cosh", "tensorflow": "math.cosh"})
 
 # TanhGrad(y, dy) = dy (1 - y^2); TF's _TanhGradGrad: (-2 g dy y, TanhGrad(y, g)).
@@ -281,6 +297,7 @@ tanh_grad: Op = _gradient_op(
     lambda w, out, y, dy: w * dy * (-2 * y),
     lambda w, out, y, dy: tanh_grad(y, w),
     inputs=(UNIT, REAL), grad_of="tanh",
+    complex_rules=True,
     doc="tanh's gradient op: dy * (1 - y**2) for y = tanh(x).",
     equivalents={"numpy": formula(lambda xp, y, dy: dy * (1 - y * y), NO_GRADIENT_OPS),
                  "tensorflow": tf_gradient_op("TanhGrad", "y", "dy")},
@@ -291,11 +308,14 @@ tanh: Op = _elementwise("tanh", lambda x: np.tanh(x), vjp=lambda g, out, x: tanh
                         equivalents={"numpy": "tanh", "tensorflow": "math.tanh"})
 # TensorFlow's forms: 1 / cosh(asinh x) and 1 / sinh(acosh x).
 arcsinh: Op = _unary("arcsinh", lambda x: np.arcsinh(x), lambda x, out: 1 / cosh(out),
+                     complex_rules=True,
                      equivalents={"numpy": "arcsinh", "tensorflow": "math.asinh"})
 arccosh: Op = _unary("arccosh", lambda x: np.arccosh(x), lambda x, out: 1 / sinh(out),
                      domain=Positive(low=1.0),
+                     complex_rules=True,
                      equivalents={"numpy": "arccosh", "tensorflow": "math.acosh"})
 arctanh: Op = _unary("arctanh", lambda x: np.arctanh(x), lambda x, out: 1 / (1 - square(x)),
+                     complex_rules=True,
                      domain=UNIT, equivalents={"numpy": "arctanh", "tensorflow": "math.atanh"})
 
 

@@ -501,6 +501,7 @@ def _tf_einsum(tf: Any, *operands: Any, subscripts: str, optimize: Any = False) 
 einsum_op = define_op(
     "einsum", _einsum_forward, vjp=_einsum_vjp, jvp=_einsum_jvp, family="indexing",
     inputs=(REAL, REAL), shapes=_einsum_shapes, params=_einsum_params,
+    complex_rules=True,
     doc="numpy.einsum with the operands as positional inputs (see ``einsum``).",
     variadic=True,
     equivalents={"numpy": lambda np_, *operands, subscripts, optimize=False: np_.einsum(

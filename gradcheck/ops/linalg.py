@@ -281,6 +281,7 @@ dot: Op = define_op(
     vjp=_dot_vjp,
     jvp=(lambda t, out, a, b: dot(t, b), lambda t, out, a, b: dot(a, t)),
     family="linalg", inputs=(REAL, REAL), shapes=_dot_shapes,
+    complex_rules=True,
     doc="numpy.dot: sum product over a's last axis and b's second-to-last (N-d, not batched).",
     equivalents={"numpy": "dot", "tensorflow": _tf_dot},
 )
@@ -305,6 +306,7 @@ outer: Op = define_op(
     vjp=_outer_vjp,
     jvp=(lambda t, out, a, b: outer(t, b), lambda t, out, a, b: outer(a, t)),
     family="linalg", inputs=(REAL, REAL), shapes=_outer_shapes,
+    complex_rules=True,
     doc="numpy.outer: the outer product of the flattened inputs.",
     equivalents={
         "numpy": "outer",

@@ -243,6 +243,7 @@ prod = _reduce(
         sum(in_dtype(ts[0], dtype) * _others(in_dtype(x, dtype), axis), axis=axis,
             keepdims=keepdims),
     inputs=(REAL_WITH_ZEROS,),
+    complex_rules=True,
     equivalents={"numpy": "prod", "tensorflow": _tf_reduction("reduce_prod")},
 )
 

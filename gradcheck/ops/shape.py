@@ -487,6 +487,7 @@ repeat = define_op(
     vjp=_repeat_vjp, family="shape", inputs=(REAL,), shapes=ANY, params=_repeat_params,
     transpose_jvp_reason="no JVP rule on purpose: its JVP transposes the scatter in the VJP, "
                          "which exercises the fallback through scatter_index's own VJP",
+    complex_rules=True,
     equivalents={"numpy": "repeat", "autograd": _ag_repeat, "tensorflow": _tf_repeat},
 )
 
@@ -588,6 +589,7 @@ pad: Op = define_op(
     jvp=lambda ts, out, array, pad_width, mode="constant", constant_values=0: pad(
         ts[0], pad_width, mode=mode),
     family="shape", inputs=(REAL,), shapes=ANY, params=_pad_params,
+    complex_rules=True,
     doc="numpy.pad in modes constant, edge, reflect, symmetric and wrap.",
     equivalents={"numpy": "pad", "autograd": _ag_pad, "tensorflow": _tf_pad},
 )
