@@ -303,7 +303,7 @@ def test_define_op_refuses_a_jvp_rule_taking_fewer_inputs_than_the_vjp_rule():
 @pytest.mark.parametrize("dtype", [np.float32, np.complex64])
 def test_a_python_number_cotangent_takes_the_inputs_dtype(dtype):
     op = gc.define_op("number_rule", lambda x: x * 2, lambda g, out, x: 2.0,
-                      lambda ts, out, x: 2.0, register=False)
+                      lambda ts, out, x: 2.0, register=False, complex_rules=True)
     x = gc.tensor(np.ones((), dtype))
     with gc.GradientTape() as tape:
         tape.watch(x)
