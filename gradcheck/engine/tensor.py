@@ -555,8 +555,12 @@ def bind(op: Any, /, *args: Any, **params: Any) -> Any:
     outs: Any
     if op.nout == 1:
         # Tensor(out) without the __init__ call: this runs once per op
+        if type(out) is not np.ndarray:
+            if isinstance(out, (tuple, list)):  # np.asarray would stack several outputs
+                raise _output_count_error(op, out)
+            out = np.asarray(out)
         outs = _new(Tensor)
-        outs._value = out if type(out) is np.ndarray else np.asarray(out)
+        outs._value = out
         outs._tangents = None
         outs._key = 0
     else:
@@ -576,6 +580,10 @@ def _output_count_error(op: Any, out: Any) -> ValueError:
         got = f"a {type(out).__name__} of {len(out)} values"
     else:
         got = f"a {type(out).__name__} of shape {np.shape(out)}"
+    if op.nout == 1:
+        return ValueError(f"op {op.name!r} declares nout=1 output (the default), but its "
+                          f"forward returned {got}; it must return one array (give nout= "
+                          "for an op with several outputs)")
     return ValueError(f"op {op.name!r} declares nout={op.nout} outputs, but its forward "
                       f"returned {got}; it must return a tuple of {op.nout} arrays")
 
