@@ -6,6 +6,78 @@ import pytest
 import gradcheck as gc
 import gradcheck.numpy as gnp
 
+# -- 1. define_op refuses rules the engine could not call as rule(g, out, *inputs) ----------
+SIGNATURE = r"vjp\(g, out, \*inputs, \*\*params\)"
+
+
+def test_a_rule_without_out_is_refused_at_definition():
+    with pytest.raises(TypeError, match=rf"op 'no_out'.*'x'.*{SIGNATURE}"):
+        gc.define_op("no_out", lambda x: np.tanh(x), vjp=lambda g, x: g * 999.0,
+                     register=False)
+
+
+def test_a_rule_without_out_is_refused_when_the_forward_signature_is_unknown():
+    with pytest.raises(TypeError, match=rf"op 'ufunc'.*no input.*{SIGNATURE}"):
+        gc.define_op("ufunc", np.tanh, vjp=lambda g, x: g * 999.0, register=False)
+
+
+def test_a_jvp_rule_without_out_is_refused_with_its_own_signature():
+    with pytest.raises(TypeError, match=r"op 'no_out'.*jvp\(tangents, out, \*inputs"):
+        gc.define_op("no_out", lambda x: np.tanh(x), vjp=lambda g, out, x: g,
+                     jvp=lambda ts, x: ts[0], register=False)
+
+
+def test_rules_without_out_for_two_inputs_are_refused():
+    with pytest.raises(TypeError, match=rf"op 'no_out2'.*'y'.*{SIGNATURE}"):
+        gc.define_op("no_out2", lambda x, y: x * y, vjp=lambda g, x, y: (g * y, g * x),
+                     register=False)
+
+
+def test_rules_written_for_fewer_inputs_than_the_forward_are_refused():
+    with pytest.raises(TypeError, match=rf"op 'mul_forgot_y'.*'y'.*{SIGNATURE}"):
+        gc.define_op("mul_forgot_y", lambda x, y: x * y, vjp=lambda g, out, x: g * 2.0,
+                     register=False)
+
+
+def test_per_input_rules_without_out_are_refused():
+    with pytest.raises(TypeError, match=rf"op 'parts'.*{SIGNATURE}"):
+        gc.define_op("parts", lambda x, y: x * y, vjp=[lambda g, x, y: g * y,
+                                                       lambda g, x, y: g * x],
+                     register=False)
+
+
+def test_a_rule_too_short_for_the_declared_inputs_is_refused():
+    with pytest.raises(TypeError, match=rf"op 'declared'.*{SIGNATURE}"):
+        gc.define_op("declared", lambda x: np.tanh(x), vjp=lambda g, x: g, nin=1,
+                     register=False)
+
+
+def test_a_forward_taking_fewer_inputs_than_the_rules_is_refused():
+    with pytest.raises(TypeError, match=r"op 'short'.*forward takes only 1 positional"):
+        gc.define_op("short", lambda x: x * 2.0, vjp=lambda g, out, x, y: (g, g),
+                     register=False)
+
+
+@pytest.mark.parametrize("forward, vjp, jvp, extra", [
+    # a required parameter taken by keyword: keyword-only, after the inputs, or **params
+    (lambda x, shape: np.reshape(x, shape), lambda g, out, x, *, shape: g.reshape(np.shape(x)),
+     None, {}),
+    (lambda x, shape: np.reshape(x, shape), lambda g, out, x, **kw: g.reshape(np.shape(x)),
+     None, {}),
+    (lambda x, scale: x * scale, lambda g, out, x, scale: g * scale,
+     lambda ts, out, x, scale: ts[0] * scale, {"inputs": ["real"]}),
+    # defaults, *args and explicit counts
+    (lambda x, axis=None: np.cumsum(x, axis), lambda g, out, x, axis=None: g, None, {}),
+    (lambda *xs: sum(xs), lambda g, out, *xs: (g,) * len(xs), None, {"variadic": True,
+                                                                     "inputs": ["real"]}),
+    (lambda x, y: x * y, lambda g, out, *xy: (g * xy[1], g * xy[0]), None, {"nin": 2}),
+    (lambda x, y: x + y, [lambda g, out, x, y: g, None], None, {"nondiff_argnums": (1,)}),
+    (np.sin, lambda g, out, x: g * np.cos(x), None, {}),
+])
+def test_callable_rules_are_still_accepted(forward, vjp, jvp, extra):
+    gc.define_op("accepted", forward, vjp=vjp, jvp=jvp, register=False,
+                 transpose_jvp_reason="test", **extra)
+
 
 # -- 2. a forward returning a tuple for a one-output op ------------------------------------
 def test_a_tuple_from_a_one_output_forward_is_refused_naming_nout():

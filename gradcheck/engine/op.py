@@ -239,6 +239,82 @@ def _check_rules_agree(name: str, rules: dict[str, Any], counts: dict[str, int])
         )
 
 
+#: How the engine calls a rule, for the errors of rules that cannot be called that way.
+_SIGNATURES = {"vjp": "vjp(g, out, *inputs, **params)",
+               "jvp": "jvp(tangents, out, *inputs, **params)"}
+
+
+def _check_calls(name: str, forward: Callable[..., Any], nin: int,
+                 rules: Sequence[tuple[str, Rule]]) -> None:
+    """Raise TypeError when the engine could not call a rule with the op's ``nin`` inputs:
+    a rule with fewer positional places than ``(g, out, *inputs)`` (autograd's and JAX's
+    habit of leaving out ``out``), one that cannot take by keyword a parameter the forward
+    requires after its inputs (a rule written for fewer inputs than the forward), or rules
+    that leave the op no input at all."""
+    required = _forward_parameters(name, forward, nin)
+    for what, rule in rules:
+        _check_call(name, what, rule, nin, required)
+    if nin == 0 and rules:  # nothing to differentiate: the input went into `out`'s place
+        what, rule = rules[0]
+        raise TypeError(f"op {name!r}: the {what} rule {_shown(what, rule)} takes no input "
+                        f"after its first two arguments; {_usage(what)}")
+
+
+def _check_call(name: str, what: str, rule: Rule, nin: int, required: list[str]) -> None:
+    """One rule of :func:`_check_calls`."""
+    try:
+        params = list(inspect.signature(rule).parameters.values())
+    except (TypeError, ValueError):
+        return
+    slots = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(slots) < 2 + nin and not any(p.kind is p.VAR_POSITIONAL for p in params):
+        raise TypeError(f"op {name!r}: the {what} rule {_shown(what, rule)} has {len(slots)} "
+                        f"positional arguments, but the op has {nin} inputs; {_usage(what)}")
+    taken = {p.name for p in slots[:2 + nin]}
+    by_keyword = {p.name for p in params[len(taken):]
+                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    any_keyword = any(p.kind is p.VAR_KEYWORD for p in params)
+    for param in required:
+        if param not in by_keyword and (param in taken or not any_keyword):
+            raise TypeError(
+                f"op {name!r}: the {what} rule {_shown(what, rule)} takes {nin} inputs after "
+                f"its first two arguments, but the forward requires {nin + len(required)} "
+                f"positional arguments: its {param!r} would reach the rule as a keyword "
+                f"parameter, which the rule cannot take; {_usage(what)}")
+
+
+def _shown(what: str, rule: Rule) -> str:
+    """A rule's name and signature, for an error."""
+    try:
+        return f"{getattr(rule, '__name__', what)}{inspect.signature(rule)}"
+    except (TypeError, ValueError):
+        return getattr(rule, "__name__", what)
+
+
+def _usage(what: str) -> str:
+    return (f"a {what} rule's signature is {_SIGNATURES[what]}: the op's output `out` comes "
+            "second (autograd's and JAX's rules leave it out), then the forward's inputs")
+
+
+def _forward_parameters(name: str, forward: Callable[..., Any], nin: int) -> list[str]:
+    """The forward's required parameters after its ``nin`` inputs: every call passes them
+    to the rules by keyword.  A TypeError when the forward cannot take ``nin`` inputs."""
+    try:
+        params = list(inspect.signature(forward).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return []
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) < nin:
+        raise TypeError(f"op {name!r}: the rules take {nin} inputs after their first two "
+                        f"arguments, but the forward takes only {len(positional)} positional "
+                        f"arguments; a rule's signature is {_SIGNATURES['vjp']} or "
+                        f"{_SIGNATURES['jvp']}")
+    return [p.name for p in positional[nin:]
+            if p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD]
+
+
 def _required_names(rule: Rule) -> list[str]:
     """The names of a rule's positional parameters without defaults, in order."""
     return [p.name for p in inspect.signature(rule).parameters.values()
@@ -322,9 +398,14 @@ def define_op(
         per_input = isinstance(rule_forms.get(what), (list, tuple))
         if too_few or (per_input and n != nin):
             raise TypeError(
-                f"op {name!r}: the {what} rule handles {n} inputs but the op has {nin}"
+                f"op {name!r}: the {what} rule handles {n} inputs but the op has {nin}; "
+                f"a {what} rule's signature is {_SIGNATURES[what]}"
             )
     _check_rules_agree(name, rule_forms, known)
+    if nin is not None and not variadic:
+        _check_calls(name, forward, nin, [
+            (what, r) for what, form in (("vjp", vjp_parts or vjp), ("jvp", jvp_parts or jvp))
+            for r in (form if isinstance(form, tuple) else (form,)) if r is not None])
     if variadic:  # any number of inputs; ``inputs`` only says how many the checker draws
         nin = None
     for i in nondiff_argnums:
