@@ -93,3 +93,52 @@ def test_a_list_from_a_one_output_forward_is_refused():
     with pytest.raises(ValueError, match=r"op 'listed' declares nout=1.*list of 1 values"):
         listed(gc.tensor(0.5))
 
+
+# -- 3. an integer output has no tangent (forward mode, as on a tape) --------------------
+X0 = np.array([0.3, 0.4, 1.7])
+T0 = np.array([1.0, -2.0, 0.5])
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "var", "std", "cumsum", "cumprod"])
+@pytest.mark.parametrize("method", ["native", "transpose"])
+def test_an_integer_dtype_reduction_has_a_zero_tangent(name, method):
+    fn = getattr(gnp, name)
+
+    def f(a):
+        return gnp.sum(fn(a, dtype=np.int64) * 1.0)
+
+    out, t = gc.jvp(f, (X0,), (T0,), method=method)
+    assert float(out.numpy()) == float(np.sum(getattr(np, name)(X0, dtype=np.int64)))
+    assert float(t.numpy()) == 0.0
+    np.testing.assert_array_equal(gc.grad(f)(X0).numpy(), np.zeros(3))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("x_dtype, dtype", [(np.float64, np.float32), (np.float32, np.float64)])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_cumulative_dtype_is_the_scan_of_the_cast_input(name, x_dtype, dtype, axis):
+    fn = getattr(gnp, name)
+    x = np.array([[0.3, -0.4, 1.7], [2.0, 0.5, -1.1]], dtype=x_dtype)
+    t = np.array([[1.0, 0.5, -2.0], [0.3, 0.2, 0.1]], dtype=x_dtype)
+    w = np.arange(1.0, 7.0).reshape((6,) if axis is None else (2, 3))
+
+    def given(a):
+        return gnp.sum(fn(a, axis=axis, dtype=dtype) * w)
+
+    def cast(a):
+        return gnp.sum(fn(a.astype(dtype), axis=axis) * w)
+
+    assert fn(gc.tensor(x), axis, dtype).dtype == getattr(np, name)(x, axis, dtype).dtype
+    g_given, g_cast = gc.grad(given)(x).numpy(), gc.grad(cast)(x).numpy()
+    assert g_given.dtype == x_dtype
+    np.testing.assert_allclose(g_given, g_cast, rtol=1e-6)
+    for method in ("native", "transpose"):
+        np.testing.assert_allclose(gc.jvp(given, (x,), (t,), method=method)[1].numpy(),
+                                   gc.jvp(cast, (x,), (t,), method=method)[1].numpy(),
+                                   rtol=1e-6)
+
+
+def test_cumsum_refuses_an_out_array_naming_the_op():
+    with pytest.raises(TypeError, match=r"op 'cumsum': out= is not supported"):
+        gnp.cumsum(gc.tensor(X0), out=np.zeros(3))
+

@@ -148,6 +148,13 @@ class ForwardAccumulator:
                     break
             else:
                 return
+        # an integer or bool output (numpy's dtype=int, a comparison) has no tangent: its
+        # derivative is zero, as on a tape, so no rule runs for it
+        if op.nout == 1:
+            if outs._value.dtype.kind not in "fc":
+                return
+        elif not any(o._value.dtype.kind in "fc" for o in outs):
+            return
         if not op.complex_rules:
             refuse_complex(op, args, [i for i, t in enumerate(tangents) if t is not None],
                            "ForwardAccumulator")
@@ -169,11 +176,10 @@ class ForwardAccumulator:
                 if not (type(rv) is np.ndarray and rv.shape == ov.shape
                         and rv.dtype == ov.dtype):
                     result = fit_number(op, 0, result, ov.shape, ov.dtype, "output tangent")
-                if ov.dtype.kind in "fc":
-                    if outs._tangents is None:
-                        outs._tangents = {level: result}
-                    else:
-                        outs._tangents[level] = result
+                if outs._tangents is None:
+                    outs._tangents = {level: result}
+                else:
+                    outs._tangents[level] = result
             return
         if not isinstance(result, (tuple, list)) or len(result) != op.nout:
             raise RuleError(op.name, "jvp", "count", f"the JVP rule must return {op.nout} tangents")

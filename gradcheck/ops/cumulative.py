@@ -218,40 +218,64 @@ def _tf_scan(name: str) -> Callable[..., Any]:
     return call
 
 
-def _cumsum_vjp(g, out, x, axis=None):
-    ones = np.ones((), dtype_of(x))  # a reverse cumsum
+def _scan_forward(name: str, numpy_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """numpy.cumsum or numpy.cumprod with numpy's signature (its out: None only)."""
+    def forward(x, axis=None, dtype=None, out=None):
+        if out is not None:
+            raise TypeError(f"op {name!r}: out= is not supported (ops return a new array, "
+                            f"they never write into one); got {type(out).__name__}")
+        return numpy_fn(x, axis=axis, dtype=dtype)
+    forward.__doc__ = f"numpy.{name}(x, axis, dtype); axis=None scans the flattened array."
+    return forward
+
+
+def _in_dtype(x, dtype):
+    from gradcheck.ops.reduce import in_dtype  # (reduce imports this module)
+
+    return in_dtype(x, dtype)
+
+
+def _back_to(ct, x):
+    from gradcheck.ops.reduce import back_to
+
+    return back_to(ct, x)
+
+
+def _cumsum_vjp(g, out, x, axis=None, dtype=None):
+    ones = np.ones((), dtype_of(g))  # a reverse cumsum, in the dtype= the sums were made in
     ct = linear_recurrence(ones, g, axis=0 if _flat(x, axis) else axis, reverse=True)
-    return _unflatten(ct, x, axis)
+    return _back_to(_unflatten(ct, x, axis), x)
 
 
 cumsum = define_op(
-    "cumsum", lambda x, axis=None: np.cumsum(x, axis=axis),
+    "cumsum", _scan_forward("cumsum", np.cumsum),
     vjp=_cumsum_vjp, linear=True,
     family="reduce", inputs=(REAL,), shapes=ANY, params=CUM_PARAMS,
-    doc="numpy.cumsum(x, axis); axis=None scans the flattened array.",
+    doc="numpy.cumsum(x, axis, dtype); axis=None scans the flattened array.",
     equivalents={"numpy": "cumsum", "tensorflow": _tf_scan("cumsum")},
 )
 
 
-def _cumprod_vjp(g, out, x, axis=None):
-    # ct[i] = (prod_{j<i} x[j]) * sum_{k>=i} g[k] prod_{i<j<=k} x[j]
-    xs, ax = _along(x, axis)
+def _cumprod_vjp(g, out, x, axis=None, dtype=None):
+    # ct[i] = (prod_{j<i} x[j]) * sum_{k>=i} g[k] prod_{i<j<=k} x[j], in the dtype= given
+    xs, ax = _along(_in_dtype(x, dtype), axis)
     before = shift_in(out, ax, 1)  # prod_{j<i} x[j] is the previous output
-    return _unflatten(before * linear_recurrence(xs, g, axis=ax, reverse=True), x, axis)
+    ct = _unflatten(before * linear_recurrence(xs, g, axis=ax, reverse=True), x, axis)
+    return _back_to(ct, x)
 
 
-def _cumprod_jvp(ts, out, x, axis=None):
+def _cumprod_jvp(ts, out, x, axis=None, dtype=None):
     # dy[k] = x[k] dy[k-1] + t[k] prod_{j<k} x[j]
-    xs, ax = _along(x, axis)
-    t, _ = _along(ts[0], axis)
+    xs, ax = _along(_in_dtype(x, dtype), axis)
+    t, _ = _along(_in_dtype(ts[0], dtype), axis)
     return linear_recurrence(xs, t * exclusive_cumprod(xs, ax), axis=ax)
 
 
 cumprod = define_op(
-    "cumprod", lambda x, axis=None: np.cumprod(x, axis=axis),
+    "cumprod", _scan_forward("cumprod", np.cumprod),
     vjp=_cumprod_vjp, jvp=_cumprod_jvp,
     family="reduce", inputs=(REAL_WITH_ZEROS,), shapes=ANY, params=CUM_PARAMS,
-    doc="numpy.cumprod(x, axis); exact derivatives with zeros in x (no division).",
+    doc="numpy.cumprod(x, axis, dtype); exact derivatives with zeros in x (no division).",
     equivalents={"tensorflow": _tf_scan("cumprod")},
 )
 
