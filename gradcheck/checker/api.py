@@ -36,6 +36,7 @@ from gradcheck.checker.gaps import (
     nondifferentiable,
     nothing_compared,
     only_empty,
+    unchecked_choices,
     unsupported_paths,
     unusable,
 )
@@ -309,6 +310,7 @@ def _run(report: Report, t: Target, options: Options, count: int) -> tuple[Any, 
     given = t.given_point
     findings += nondifferentiable(t.name, kinks, given)
     findings += unusable(t.name, report.dtypes, stats, given) if active.paths else []
+    findings += unchecked_choices(t.name, stats) if active.paths else []
     findings += only_empty(t.name, empty) if active.paths else []
     report.cells = _noted(collector.build_cells(unsupported), t, references) + ref_cells
     findings += nothing_compared(t.name, report.cells, options, sides, findings)
@@ -357,8 +359,47 @@ def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,
             r = run(example)
             if not (r.skipped or r.empty):
                 break
+    unchecked = _choices_checked(t, dtype, seed, results, run)
+    if unchecked:
+        stats.setdefault("unchecked_choices", {})[dtype] = unchecked
     stats["examples"][dtype] = usable
     return results
+
+
+def _compared(results: list[ExampleResult]) -> list[Any]:
+    """The examples that compared something (usable, with elements)."""
+    return [r.example for r in results if r.skipped is None and not r.empty]
+
+
+def _choices_checked(t: Target, dtype: str, seed: int, results: list[ExampleResult],
+                     run: Any) -> list[dict[str, Any]]:
+    """Every parameter choice on an example that compared something: a choice whose
+    examples were all skipped (``axis=3`` on arrays of at most 3 dimensions) or empty gets
+    strata of its own; those it still lacks are returned (name, value, why), for a finding
+    (a choice never checked is never a pass)."""
+    unchecked = []
+    for n, (name, value) in enumerate(unmet_choices(t.param_space(), _compared(results))):
+        attempts = 0 if t.given_point else CHOICE_ATTEMPTS
+        for attempt in range(attempts):
+            k = UNCHECKED_STRATA + CHOICE_ATTEMPTS * n + attempt
+            scale, family = ADDED_STRATA[attempt % len(ADDED_STRATA)]
+            stratum = Stratum(scale, family, k, turn=k + seed, force=((name, value),))
+            example = draw_one(t.strategy(dtype, stratum), _stratum_seed(seed, k))
+            if example is None or not took(example, name, value):
+                continue
+            r = run(example)
+            if r.skipped is None and not r.empty:
+                break
+        tried = [r for r in results if took(r.example, name, value)]
+        if not any(r.skipped is None and not r.empty for r in tried):
+            why = sorted({r.skipped or "empty" for r in tried})
+            unchecked.append({"name": name, "value": _plain(value), "skipped": why})
+    return unchecked
+
+
+def _plain(value: Any) -> Any:
+    """A parameter value as JSON holds it (tuples as lists)."""
+    return [_plain(v) for v in value] if isinstance(value, (tuple, list)) else value
 
 
 def _drawn(t: Target, dtype: str, count: int, seed: int, strata: list[Any]) -> Iterator[Any]:
@@ -415,6 +456,8 @@ ADDED_STRATA = ((1.0, "batched"), (0.1, "broadcast"), (3.0, "batched"), (10.0, "
 CHOICE_ATTEMPTS = 8
 #: At most this many strata are added per dtype for unmet choices.
 MAX_ADDED_STRATA = 16
+#: Strata numbers from here on: those drawn for a choice whose examples were all skipped.
+UNCHECKED_STRATA = 10_000
 
 
 def unmet_choices(space: Any, found: list[Any]) -> list[tuple[str, Any]]:

@@ -13,7 +13,7 @@ from gradcheck.checker.report import Cell, Finding
 from gradcheck.checker.session import Options
 
 __all__ = ["unusable", "only_empty", "nothing_compared", "unsupported_paths",
-           "nondifferentiable", "RESAMPLE_LIMIT"]
+           "nondifferentiable", "unchecked_choices", "RESAMPLE_LIMIT"]
 
 #: Examples that sit on a kink before ``nondifferentiable`` is reported (and extra draws).
 RESAMPLE_LIMIT = 3
@@ -53,6 +53,26 @@ def unusable(op: str, dtypes: list[str], stats: dict[str, Any],
             op, "all", "all", "error",
             f"{op}: {head}. Nothing was checked, so this is not a pass",
             details={"dtype": dtype, "skipped": skipped, "reason": "no usable examples"}))
+    return out
+
+
+def unchecked_choices(op: str, stats: dict[str, Any]) -> list[Finding]:
+    """A parameter choice no usable example took (each one drawn with it was skipped or
+    empty, even on strata of its own) was never checked: never a pass."""
+    out = []
+    for dtype, choices in sorted(stats.get("unchecked_choices", {}).items()):
+        said = ", ".join(f"{c['name']}={c['value']!r}" for c in choices)
+        reasons = sorted({r for c in choices for r in c["skipped"]})
+        why = "; ".join(f"{r}: {SKIPPED[r]}" if r in SKIPPED else r for r in reasons) or \
+            "no example drawn took it"
+        out.append(Finding(
+            op, "all", "all", "error",
+            f"{op}: parameter choice {said} never checked in {dtype}: every example drawn "
+            f"with it was skipped ({why}). Nothing was checked there, so this is not a "
+            "pass: give shapes= that offer it (such as '(a,b,c,d)' for axis=3), or drop "
+            "the choice from params",
+            details={"dtype": dtype, "choices": choices,
+                     "reason": "parameter choices never checked"}))
     return out
 
 
