@@ -142,3 +142,17 @@ def test_cumsum_refuses_an_out_array_naming_the_op():
     with pytest.raises(TypeError, match=r"op 'cumsum': out= is not supported"):
         gnp.cumsum(gc.tensor(X0), out=np.zeros(3))
 
+
+# -- 4. sort of a 0-d tensor --------------------------------------------------------------
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_sort_of_a_0d_tensor_gives_numpys_axis_error(axis):
+    with pytest.raises(np.exceptions.AxisError) as expected:
+        np.sort(np.array(2.0), axis=axis)
+    with pytest.raises(np.exceptions.AxisError) as got:
+        gnp.sort(gc.tensor(2.0), axis=axis)
+    assert str(got.value) == str(expected.value)
+
+
+def test_sort_of_a_0d_tensor_by_numpy_dispatch():
+    with pytest.raises(np.exceptions.AxisError, match="axis -1 is out of bounds"):
+        np.sort(gc.tensor(2.0))

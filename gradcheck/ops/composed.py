@@ -79,6 +79,9 @@ def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
         raise ValueError("sort: order= sorts structured arrays, which have no derivative")
     if axis is None:
         a, axis = reshape(a, (-1,)), -1
+    axis, ndim = operator.index(axis), len(shape_of(a))
+    if not -ndim <= axis < ndim:  # numpy's error and words (a 0-d input has no axis)
+        raise np.exceptions.AxisError(axis, ndim)
     return take_along_axis(a, argsort(a, axis, kind, stable=stable), axis)
 
 
