@@ -454,15 +454,29 @@ def output_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
 
 def check_output_paths(paths: Mapping[str, Path | None]) -> None:
     """Before any work: each output path (by option, or by what it is) must be a file we can
-    create or replace, and no two the same, else a usage error naming the option and path."""
+    create or replace, and no two the same, else a usage error naming the option and path.
+
+    A symlink is checked (and later written) as the file it resolves to; a pipe or another
+    special file (``/dev/stdout``) only needs to be writable: it is written in place."""
+    from gradcheck.render import writes_in_place
+
     named = [(option, path) for option, path in paths.items() if path is not None]
     for i, (option, path) in enumerate(named):
         for other, earlier in named[:i]:
             if path.resolve() == earlier.resolve():
                 raise UsageError(f"{option} {path}: the same file as {other} {earlier}")
-        if path.is_dir():
-            raise UsageError(f"{option} {path}: is a directory; give a file name")
-        folder = path.parent
+        try:
+            if path.is_dir():
+                raise UsageError(f"{option} {path}: is a directory; give a file name")
+            special = writes_in_place(path)
+        except OSError as error:  # a symlink loop
+            raise UsageError(f"{option} {path}: cannot write there: "
+                             f"{error.strerror or error}") from None
+        if special:
+            if not os.access(path, os.W_OK):
+                raise UsageError(f"{option} {path}: the file is not writable")
+            continue
+        folder = (Path(os.path.realpath(path)) if path.is_symlink() else path).parent
         while not folder.exists() and folder != folder.parent:
             folder = folder.parent  # missing folders are created when the file is written
         if not folder.is_dir():
@@ -479,12 +493,13 @@ def check_output_paths(paths: Mapping[str, Path | None]) -> None:
 
 
 def write_outputs(results: Results, json_path: Path | None, html_path: Path | None) -> None:
-    """Render everything first, then write each file atomically (parents created).
+    """Render everything first, then write each file atomically (parents created; a symlink
+    is written through), and a pipe such as ``/dev/stdout`` in place, last.
 
-    The writing holds back Ctrl-C, SIGTERM and SIGHUP until every file is in place (they
-    act right after), so an ended run never leaves a new results file beside the page of an
-    older run; each file written is added to :func:`recording_outputs`' list."""
-    from gradcheck.render import atomic_write_text, render_html
+    The writing of files holds back Ctrl-C, SIGTERM and SIGHUP until every file is in place
+    (they act right after), so an ended run never leaves a new results file beside the page
+    of an older run; each file written is added to :func:`recording_outputs`' list."""
+    from gradcheck.render import atomic_write_text, render_html, writes_in_place
 
     texts: list[tuple[Path, str]] = []
     if json_path is not None:
@@ -492,12 +507,21 @@ def write_outputs(results: Results, json_path: Path | None, html_path: Path | No
     if html_path is not None:
         texts.append((html_path, render_html(results)))
     written = _WRITTEN.get()
+    streams = [(path, text) for path, text in texts if writes_in_place(path)]
+    files = [(path, text) for path, text in texts if (path, text) not in streams]
     with _stops_held():
-        for path, text in texts:
-            path.parent.mkdir(parents=True, exist_ok=True)
+        for path, text in files:
+            Path(os.path.realpath(path)).parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(path, text)
             if written is not None:
                 written.append(path)
+    # A pipe (--json /dev/stdout) is written last and interruptibly: its reader may be slow
+    # or never come, and there is no old file to keep whole.  Our own output goes first.
+    for path, text in streams:
+        sys.stdout.flush()
+        atomic_write_text(path, text)
+        if written is not None:
+            written.append(path)
 
 
 #: The list :func:`write_outputs` adds each completely written file to (None: no record).

@@ -4,7 +4,7 @@ Every renderer is a pure function of ``Results`` (which round-trip through JSON)
 so an old run can be re-rendered from its results file alone.
 """
 
-from gradcheck.render.atomic import atomic_write_text
+from gradcheck.render.atomic import atomic_write_text, writes_in_place
 from gradcheck.render.html import render_html, write_html
 
-__all__ = ["render_html", "write_html", "atomic_write_text"]
+__all__ = ["render_html", "write_html", "atomic_write_text", "writes_in_place"]

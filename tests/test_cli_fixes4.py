@@ -1,0 +1,135 @@
+"""Reports written through symlinks and into pipes (never replacing either); nan, inf and huge
+timeouts; a [[function]] target whose module raises at import; a suite that is not UTF-8; a
+row's own seed under suite-level seeds; results files with an unknown finding kind or a bad
+seed."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gradcheck.cli import main
+from gradcheck.render import atomic_write_text
+
+SMALL = ["--examples", "2", "--references", "numeric", "--dtype", "float64",
+         "--paths", "vjp"]
+
+
+class FifoReader:
+    """A FIFO at ``path`` and a thread reading it whole, as ``| head`` would read a pipe."""
+
+    def __init__(self, path: Path) -> None:
+        os.mkfifo(path)
+        self.path, self.data = path, b""
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        with open(self.path, "rb") as handle:
+            self.data = handle.read()
+
+    def text(self) -> str:
+        self.thread.join(timeout=60)
+        assert not self.thread.is_alive(), "the FIFO was never written and closed"
+        return self.data.decode()
+
+
+# -- 2. symlinks and pipes ----------------------------------------------------------------
+
+
+def test_atomic_write_goes_through_a_symlink(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    target = elsewhere / "target.json"
+    target.write_text("old")
+    target.chmod(0o640)
+    link = tmp_path / "out.json"
+    link.symlink_to(target)
+    atomic_write_text(link, "new")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == "new"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["target.json"]  # no temp left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "out.json"]
+
+
+def test_atomic_write_through_a_dangling_symlink_creates_its_target(tmp_path: Path) -> None:
+    link = tmp_path / "out.json"
+    link.symlink_to("made.json")
+    atomic_write_text(link, "x")
+    assert link.is_symlink() and (tmp_path / "made.json").read_text() == "x"
+
+
+def test_interrupted_write_through_a_symlink_keeps_the_old_target(tmp_path: Path) -> None:
+    target = tmp_path / "target.json"
+    target.write_text("old")
+    link = tmp_path / "out.json"
+    link.symlink_to(target)
+
+    def chunks() -> Iterator[str]:
+        yield "half"
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write_text(link, chunks())
+    assert link.is_symlink() and target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "target.json"]
+
+
+def test_atomic_write_into_a_fifo_writes_in_place(tmp_path: Path) -> None:
+    reader = FifoReader(tmp_path / "pipe")
+    link = tmp_path / "link"
+    link.symlink_to(reader.path)  # as /dev/stdout -> /proc/self/fd/1 -> a pipe
+    atomic_write_text(link, iter(["a\n", "b\n"]))
+    assert reader.text() == "a\nb\n"
+    assert stat.S_ISFIFO(reader.path.stat().st_mode) and link.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "pipe"]
+
+
+def test_atomic_write_refuses_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "d")
+    for path in (tmp_path / "d", tmp_path / "link"):
+        with pytest.raises(IsADirectoryError):
+            atomic_write_text(path, "x")
+    assert list((tmp_path / "d").iterdir()) == []
+
+
+def test_run_writes_json_through_a_symlink(workdir: Path) -> None:
+    (workdir / "target.json").write_text("old")
+    (workdir / "out.json").symlink_to("target.json")
+    assert main(["run", "--op", "sin", *SMALL, "--json", "out.json", "--no-html"]) == 0
+    assert (workdir / "out.json").is_symlink()
+    assert json.loads((workdir / "target.json").read_text())["reports"][0]["op"] == "sin"
+
+
+def test_run_writes_json_into_a_pipe_and_the_page_to_a_file(workdir: Path) -> None:
+    reader = FifoReader(workdir / "pipe")
+    (workdir / "stdout_link").symlink_to(reader.path)
+    assert main(["run", "--op", "sin", *SMALL, "--json", "stdout_link",
+                 "--html", "page.html"]) == 0
+    assert json.loads(reader.text())["reports"][0]["op"] == "sin"
+    assert stat.S_ISFIFO(reader.path.stat().st_mode)
+    assert (workdir / "stdout_link").is_symlink()
+    assert (workdir / "page.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_run_refuses_a_symlink_to_a_directory(workdir: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    (workdir / "d").mkdir()
+    (workdir / "out.json").symlink_to("d")
+    assert main(["run", "--op", "sin", *SMALL, "--json", "out.json", "--no-html"]) == 2
+    assert "--json out.json: is a directory" in capsys.readouterr().err
+
+
+def test_run_refuses_a_symlink_loop(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (workdir / "a.json").symlink_to("b.json")
+    (workdir / "b.json").symlink_to("a.json")
+    assert main(["run", "--op", "sin", *SMALL, "--json", "a.json", "--no-html"]) == 2
+    assert "--json a.json: cannot write there" in capsys.readouterr().err
