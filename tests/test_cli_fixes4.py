@@ -6,6 +6,7 @@ seed."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import threading
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import gradcheck as gc
+from gradcheck.checker.timeout import time_limit
 from gradcheck.cli import main
 from gradcheck.render import atomic_write_text
 
@@ -133,3 +136,43 @@ def test_run_refuses_a_symlink_loop(workdir: Path, capsys: pytest.CaptureFixture
     (workdir / "b.json").symlink_to("a.json")
     assert main(["run", "--op", "sin", *SMALL, "--json", "a.json", "--no-html"]) == 2
     assert "--json a.json: cannot write there" in capsys.readouterr().err
+
+
+# -- 4. timeouts -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seconds", [math.inf, 1e10, 1e300])
+def test_time_limit_longer_than_the_timer_is_no_limit(seconds: float) -> None:
+    with time_limit(seconds):
+        ran = True
+    assert ran
+
+
+def test_time_limit_refuses_nan() -> None:
+    with pytest.raises(ValueError, match="timeout"), time_limit(math.nan):
+        pass
+
+
+@pytest.mark.parametrize("seconds", [math.inf, 1e10])
+def test_check_with_a_huge_timeout_passes(seconds: float) -> None:
+    report = gc.check("sin", examples=2, paths=["vjp"], dtypes=["float64"], timeout=seconds)
+    assert report.passed, [f.message for f in report.findings]
+
+
+def test_check_refuses_a_nan_timeout() -> None:
+    with pytest.raises(ValueError, match="timeout"):
+        gc.check("sin", timeout=math.nan)
+
+
+def test_cli_huge_timeout_is_no_limit(workdir: Path) -> None:
+    assert main(["run", "--op", "sin", *SMALL, "--no-report", "--timeout", "1e10"]) == 0
+
+
+@pytest.mark.parametrize(("value", "code"), [("nan", 2), ("inf", 0), ("1e10", 0)])
+def test_suite_timeout(workdir: Path, capsys: pytest.CaptureFixture[str],
+                       value: str, code: int) -> None:
+    (workdir / "s.toml").write_text(f'[suite]\nops = ["sin"]\nexamples = 2\npaths = ["vjp"]\n'
+                                    f'dtypes = ["float64"]\ntimeout = {value}\n')
+    assert main(["run", "--suite", "s.toml", "--no-report"]) == code
+    if code == 2:
+        assert "s.toml: [suite]: timeout must be a positive number" in capsys.readouterr().err

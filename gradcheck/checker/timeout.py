@@ -14,13 +14,15 @@ that op) is told apart from the user's Ctrl-C (the end of the run).
 
 from __future__ import annotations
 
+import math
 import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["CheckTimeout", "Terminated", "time_limit", "stop_signals", "interrupted"]
+__all__ = ["CheckTimeout", "Terminated", "LONGEST_TIMER", "time_limit", "stop_signals",
+           "interrupted"]
 
 
 class CheckTimeout(BaseException):
@@ -40,12 +42,20 @@ class Terminated(SystemExit):
         return f"terminated by {signal.Signals(self.signum).name}"
 
 
+#: The longest timer set, in seconds (about 31 years): a longer limit, up to ``inf``, is
+#: no practical limit, and ``setitimer`` cannot take one much longer (OverflowError).
+LONGEST_TIMER = 1e9
+
+
 @contextmanager
 def time_limit(seconds: float | None) -> Iterator[None]:
-    """Raise :class:`CheckTimeout` in this block after ``seconds`` (None: no limit)."""
-    usable = (seconds is not None and hasattr(signal, "setitimer")
-              and threading.current_thread() is threading.main_thread())
-    if not usable:
+    """Raise :class:`CheckTimeout` in this block after ``seconds`` (None or ``inf``: no limit;
+    more than :data:`LONGEST_TIMER` is cut to it).  ``seconds`` must be positive, not nan."""
+    if seconds is not None and not seconds > 0:
+        raise ValueError(f"time_limit: timeout must be a positive number of seconds, "
+                         f"got {seconds!r}")
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if seconds is None or seconds == math.inf or not usable:
         yield
         return
 
@@ -53,7 +63,7 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         raise CheckTimeout(f"timed out after {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, float(seconds))  # type: ignore[arg-type]
+    signal.setitimer(signal.ITIMER_REAL, min(float(seconds), LONGEST_TIMER))
     try:
         yield
     finally:

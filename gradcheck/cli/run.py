@@ -154,8 +154,9 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    if not value > 0:  # nan too; inf is no limit
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds (inf: no "
+                                         f"limit), got {text}")
     return value
 
 
@@ -178,7 +179,8 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--dtype", metavar="DTYPES",
                        help=f"comma-separated dtypes ({', '.join(DTYPES)})")
     group.add_argument("--timeout", type=_seconds, metavar="SECONDS",
-                       help="time limit per op; an op over it becomes an 'error' finding")
+                       help="time limit per op; an op over it becomes an 'error' finding "
+                            "(inf: no limit)")
 
 
 def check_settings(args: argparse.Namespace) -> dict[str, Any]:

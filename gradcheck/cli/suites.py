@@ -395,8 +395,11 @@ def _settings(table: Mapping[str, Any], path: Path, where: str) -> dict[str, Any
         if key == "mode" and value not in MODES:
             raise SuiteError(f"{path}: {where}: mode must be one of {', '.join(MODES)}, "
                              f"got {value!r}")
-        if key in ("examples", "timeout") and value <= 0:
-            raise SuiteError(f"{path}: {where}: {key} must be positive, got {value!r}")
+        if key == "examples" and value <= 0:
+            raise SuiteError(f"{path}: {where}: examples must be positive, got {value!r}")
+        if key == "timeout" and not value > 0:  # nan too; inf is no limit
+            raise SuiteError(f"{path}: {where}: timeout must be a positive number of seconds "
+                             f"(inf: no limit), got {value!r}")
         if key == "seed" and value < 0:
             raise SuiteError(f"{path}: {where}: seed must be non-negative, got {value!r}")
         if key == "paths":
