@@ -9,6 +9,7 @@ import json
 import math
 import os
 import stat
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,13 @@ from gradcheck.render import atomic_write_text
 
 SMALL = ["--examples", "2", "--references", "numeric", "--dtype", "float64",
          "--paths", "vjp"]
+
+
+@pytest.fixture
+def clean_path(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``workdir``, with ``sys.path`` restored afterwards (a run puts the cwd on it)."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    return workdir
 
 
 class FifoReader:
@@ -176,3 +184,22 @@ def test_suite_timeout(workdir: Path, capsys: pytest.CaptureFixture[str],
     assert main(["run", "--suite", "s.toml", "--no-report"]) == code
     if code == 2:
         assert "s.toml: [suite]: timeout must be a positive number" in capsys.readouterr().err
+
+
+# -- 5. a [[function]] target whose module raises at import ------------------------------
+
+
+@pytest.mark.parametrize(("source", "error"), [
+    ('raise RuntimeError("boom at import")\n', "RuntimeError: boom at import"),
+    ("def f(:\n", "SyntaxError"),
+    ("import sys\nsys.exit(3)\n", "sys.exit(3)"),
+])
+def test_function_target_whose_module_raises_is_a_usage_error(
+        clean_path: Path, capsys: pytest.CaptureFixture[str], source: str, error: str) -> None:
+    (clean_path / "raising_mod_fixes4.py").write_text(source)
+    (clean_path / "s.toml").write_text('[suite]\nexamples = 2\n[[function]]\n'
+                                       'target = "raising_mod_fixes4:f"\ninputs = ["real"]\n')
+    assert main(["run", "--suite", "s.toml", "--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert "[[function]] 'raising_mod_fixes4:f'" in err and error in err
+    assert "Traceback" not in err

@@ -37,8 +37,8 @@ def _framework_status(module: str) -> str | None:
 
 def split_available(planned: Sequence[PlannedOp]) -> tuple[list[PlannedOp], dict[str, str]]:
     """``(checkable, unavailable)``: the function rows whose targets load, and for each row
-    whose framework is missing the reason.  A target that does not exist raises
-    :class:`FunctionTargetError`."""
+    whose framework is missing the reason.  A target that does not exist, or whose module
+    raises when imported, raises :class:`FunctionTargetError`."""
     status: dict[str, str | None] = {}
     ready: list[PlannedOp] = []
     missing: dict[str, str] = {}
@@ -57,6 +57,13 @@ def split_available(planned: Sequence[PlannedOp]) -> tuple[list[PlannedOp], dict
                                       f"{error}") from None
         except ValueError as error:
             raise FunctionTargetError(str(error)) from None
+        except Exception as error:  # noqa: BLE001 - the user's module: any error is theirs
+            raise FunctionTargetError(f"[[function]] {p.name!r}: importing {path!r} raised "
+                                      f"{type(error).__name__}: {error}") from None
+        except SystemExit as error:  # a script imported as a module
+            raise FunctionTargetError(f"[[function]] {p.name!r}: importing {path!r} called "
+                                      f"sys.exit({error.code!r}) (guard a script's main code "
+                                      "with if __name__ == '__main__')") from None
         ready.append(p)
     return ready, missing
 
