@@ -203,3 +203,13 @@ def test_function_target_whose_module_raises_is_a_usage_error(
     err = capsys.readouterr().err
     assert "[[function]] 'raising_mod_fixes4:f'" in err and error in err
     assert "Traceback" not in err
+
+
+# -- 6. a suite that is not UTF-8 ---------------------------------------------------------
+
+
+def test_suite_not_utf8_is_a_usage_error(workdir: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    (workdir / "latin.toml").write_bytes(b'\xff\xfe[suite]\nops = ["sin"]\n')
+    assert main(["run", "--suite", "latin.toml", "--no-report"]) == 2
+    assert "latin.toml: not a UTF-8 text file" in capsys.readouterr().err

@@ -261,6 +261,9 @@ def load_suite(name_or_path: str | Path, registry: Registry | None = None) -> Su
         raise SuiteError(f"{path}: not valid TOML: {error}") from None
     except OSError as error:
         raise SuiteError(f"{path}: cannot read: {error}") from None
+    except UnicodeDecodeError as error:  # TOML is UTF-8
+        raise SuiteError(f"{path}: not a UTF-8 text file (TOML must be UTF-8): byte "
+                         f"{error.object[error.start]:#04x} at offset {error.start}") from None
     _check_keys(data, _TOP_KEYS, path, "top level")
     head = data.get("suite", {})
     if not isinstance(head, dict):
