@@ -19,6 +19,7 @@ import pytest
 import gradcheck as gc
 from gradcheck.checker.timeout import time_limit
 from gradcheck.cli import main
+from gradcheck.cli.suites import load_suite
 from gradcheck.render import atomic_write_text
 
 SMALL = ["--examples", "2", "--references", "numeric", "--dtype", "float64",
@@ -213,3 +214,31 @@ def test_suite_not_utf8_is_a_usage_error(workdir: Path,
     (workdir / "latin.toml").write_bytes(b'\xff\xfe[suite]\nops = ["sin"]\n')
     assert main(["run", "--suite", "latin.toml", "--no-report"]) == 2
     assert "latin.toml: not a UTF-8 text file" in capsys.readouterr().err
+
+
+# -- 7. a row's own seed under suite-level seeds -------------------------------------------
+
+
+SEED_ROW = ('[suite]\nops = ["sin", "cos"]\nexamples = 2\npaths = ["vjp"]\n'
+            'dtypes = ["float64"]\nseeds = "0:2"\n'
+            '[[op]]\nname = "cos"\nseed = 7\nreason = "pin cos to seed 7"\n'
+            '[[function]]\ntarget = "gnp.tanh"\ninputs = ["real"]\nseed = 5\n'
+            'reason = "pinned"\n')
+
+
+def test_rows_own_seed_wins_over_suite_seeds(workdir: Path) -> None:
+    (workdir / "s.toml").write_text(SEED_ROW)
+    checked, _ = load_suite(workdir / "s.toml").plan(base={"seeds": [3, 4]})
+    settings = {p.name: p.settings for p in checked}
+    assert settings["sin"]["seeds"] == [3, 4]
+    for name, seed in (("cos", 7), ("gnp.tanh", 5)):
+        assert settings[name]["seed"] == seed and "seeds" not in settings[name]
+
+
+def test_run_checks_a_pinned_row_at_its_seed_only(workdir: Path) -> None:
+    (workdir / "s.toml").write_text(SEED_ROW)
+    assert main(["run", "--suite", "s.toml", "--json", "r.json", "--no-html"]) == 0
+    data = json.loads((workdir / "r.json").read_text())
+    assert [(r["op"], r["seed"]) for r in data["reports"]] == [
+        ("cos", 7), ("gnp.tanh", 5), ("sin", 0), ("sin", 1)]
+    assert "seeds" not in data["config"]["exceptions"]["cos"]["settings"]

@@ -147,7 +147,9 @@ class FunctionRow(OpRow):
 
     def planned(self, base: Mapping[str, Any]) -> PlannedOp:
         """The row as a sweep task: ``base`` settings, the row's own, and the target."""
-        settings = {**base, **self.settings, "function": self.target}
+        settings = dict(base)
+        _override(settings, self.settings)
+        settings["function"] = self.target
         for key, removed in (("paths", self.skip_paths), ("references", self.skip_references)):
             if removed:
                 settings[key] = [x for x in settings.get(key) or _ALL[key] if x not in removed]
@@ -181,7 +183,8 @@ class Suite:
         """``(checked, skipped)``: every op of the suite with its effective settings.
 
         ``base`` (the command line's explicit options) replaces the suite's defaults;
-        a row's own settings then win for its ops, and its ``skip_paths`` and
+        a row's own settings then win for its ops (a row's ``seed`` over ``seeds`` too: its
+        ops run at that one seed), and its ``skip_paths`` and
         ``skip_references`` are removed from whatever paths and references remain.
         Ops named only by rows are included too.  Rows apply in file order.
         """
@@ -197,7 +200,7 @@ class Suite:
             where = f"[[op]] row {index + 1} ({row.name!r})"
             for op in _select(registry, [row.name], self.path, where):
                 entry = chosen.setdefault(op, dict(settings))
-                entry.update(row.settings)
+                _override(entry, row.settings)
                 for key, removed in (("paths", row.skip_paths),
                                      ("references", row.skip_references)):
                     if removed:
@@ -217,6 +220,14 @@ class Suite:
 
 
 _ALL: dict[str, tuple[str, ...]] = {"paths": PATHS, "references": REFERENCES}
+
+
+def _override(settings: dict[str, Any], row: Mapping[str, Any]) -> None:
+    """A row's own settings over ``settings``: its ``seed`` replaces the suite's (or the
+    command line's) ``seeds``, so its ops run at that one seed."""
+    settings.update(row)
+    if "seed" in row:
+        settings.pop("seeds", None)
 
 
 def _select(registry: Registry, patterns: Iterable[str], path: Path, where: str) -> list[str]:
