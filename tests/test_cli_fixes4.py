@@ -242,3 +242,26 @@ def test_run_checks_a_pinned_row_at_its_seed_only(workdir: Path) -> None:
     assert [(r["op"], r["seed"]) for r in data["reports"]] == [
         ("cos", 7), ("gnp.tanh", 5), ("sin", 0), ("sin", 1)]
     assert "seeds" not in data["config"]["exceptions"]["cos"]["settings"]
+
+
+# -- 8. results files with an unknown finding kind or a bad seed ---------------------------
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"findings": [{"kind": "bogus", "op": "sin", "path": "vjp", "reference": "numeric",
+                    "message": "x"}]}, "finding 1: unknown kind 'bogus'"),
+    ({"seed": "x"}, "seed must be a non-negative integer, got 'x'"),
+    ({"seed": 1.5}, "seed must be a non-negative integer, got 1.5"),
+])
+def test_report_on_a_malformed_results_file_is_a_usage_error(
+        workdir: Path, capsys: pytest.CaptureFixture[str], change: dict[str, object],
+        words: str) -> None:
+    assert main(["run", "--op", "sin", *SMALL, "--json", "good.json", "--no-html"]) == 0
+    data = json.loads((workdir / "good.json").read_text())
+    data["reports"][0].update(change)
+    (workdir / "bad.json").write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["report", "bad.json", "--html", "bad.html", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json is not a gradcheck results file: report 1 ('sin'): " + words in err
+    assert not (workdir / "bad.html").exists()

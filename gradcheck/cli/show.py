@@ -16,7 +16,7 @@ from typing import Any
 
 from gradcheck.checker.convergence import slopes
 from gradcheck.checker.policy import VerdictPolicy
-from gradcheck.checker.report import Report, Results
+from gradcheck.checker.report import KINDS, Report, Results
 from gradcheck.cli.listing import op_info
 from gradcheck.cli.run import (
     UsageError,
@@ -91,12 +91,28 @@ def _pick_seed(reports: list[Report], path: Path, seed: int | None,
 def load_results(path: Path) -> Results:
     """Read a results file; a missing or malformed one is a usage error naming the file."""
     try:
-        return Results.from_json(path.read_text(encoding="utf-8"))
+        results = Results.from_json(path.read_text(encoding="utf-8"))
+        _check_reports(results)
     except OSError as error:
         raise UsageError(f"cannot read results file {str(path)!r}: {error.strerror}") from None
     except (ValueError, KeyError, TypeError) as error:
         reason = str(error).removeprefix("not a gradcheck results file: ")
         raise UsageError(f"{path} is not a gradcheck results file: {reason}") from None
+    return results
+
+
+def _check_reports(results: Results) -> None:
+    """What rendering and judging rely on: each report's seed is a non-negative integer and
+    each finding's kind is a known one (ValueError naming the report otherwise)."""
+    for i, report in enumerate(results.reports):
+        where = f"report {i + 1} ({report.op!r})"
+        seed = report.seed
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"{where}: seed must be a non-negative integer, got {seed!r}")
+        for j, finding in enumerate(report.findings):
+            if finding.kind not in KINDS:
+                raise ValueError(f"{where}: finding {j + 1}: unknown kind {finding.kind!r}; "
+                                 f"expected one of {', '.join(KINDS)}")
 
 
 def convergence_rows(convergence: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
