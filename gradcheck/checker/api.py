@@ -366,19 +366,22 @@ def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,
     return results
 
 
-def _compared(results: list[ExampleResult]) -> list[Any]:
-    """The examples that compared something (usable, with elements)."""
-    return [r.example for r in results if r.skipped is None and not r.empty]
+def _ran(results: list[ExampleResult]) -> list[Any]:
+    """The usable examples (a choice that empties the output, ``tile``'s ``reps=(0, 2)``,
+    still ran every rule: it is checked)."""
+    return [r.example for r in results if r.skipped is None]
 
 
 def _choices_checked(t: Target, dtype: str, seed: int, results: list[ExampleResult],
                      run: Any) -> list[dict[str, Any]]:
-    """Every parameter choice on an example that compared something: a choice whose
-    examples were all skipped (``axis=3`` on arrays of at most 3 dimensions) or empty gets
-    strata of its own; those it still lacks are returned (name, value, why), for a finding
-    (a choice never checked is never a pass)."""
+    """Every parameter choice on a usable example with elements: a choice whose examples
+    were all skipped (``axis=3`` on arrays of at most 3 dimensions) gets strata of its own;
+    a fixed choice still without one is returned (name, value, why), for a finding (a choice
+    never checked is never a pass).  A choice a callable of the shapes offers belongs to
+    those shapes (``reshape``'s targets): its strata are tried, and nothing is claimed."""
     unchecked = []
-    for n, (name, value) in enumerate(unmet_choices(t.param_space(), _compared(results))):
+    space = t.param_space()
+    for n, (name, value) in enumerate(unmet_choices(space, _ran(results))):
         attempts = 0 if t.given_point else CHOICE_ATTEMPTS
         for attempt in range(attempts):
             k = UNCHECKED_STRATA + CHOICE_ATTEMPTS * n + attempt
@@ -387,12 +390,11 @@ def _choices_checked(t: Target, dtype: str, seed: int, results: list[ExampleResu
             example = draw_one(t.strategy(dtype, stratum), _stratum_seed(seed, k))
             if example is None or not took(example, name, value):
                 continue
-            r = run(example)
-            if r.skipped is None and not r.empty:
+            if run(example).skipped is None:
                 break
         tried = [r for r in results if took(r.example, name, value)]
-        if not any(r.skipped is None and not r.empty for r in tried):
-            why = sorted({r.skipped or "empty" for r in tried})
+        if not callable(space[name]) and all(r.skipped for r in tried):
+            why = sorted({r.skipped for r in tried if r.skipped})
             unchecked.append({"name": name, "value": _plain(value), "skipped": why})
     return unchecked
 
