@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["Output", "Call", "make_call", "tangents_for", "per_output", "pack_output",
-           "function_name"]
+           "function_name", "no_floating_output"]
 
 #: What ``jvp``/``double_vjp`` return: one array, or a tuple when ``fn`` returns a tuple.
 Output = np.ndarray | tuple[np.ndarray, ...]
@@ -28,6 +28,15 @@ def function_name(fn: Any) -> str:
     if name is None and callable(fn):  # an object with __call__ (an nn.Module): its class
         return type(fn).__name__
     return str(name or repr(fn))
+
+
+def no_floating_output(name: str, dtypes: Sequence[str]) -> ValueError:
+    """The error of a function none of whose outputs is floating or complex (indices, a
+    comparison's booleans): nothing can be differentiated, so nothing would be compared."""
+    return ValueError(f"{name}: no output is floating or complex (output dtypes: "
+                      f"{', '.join(dtypes) or 'none'}), so there is nothing to differentiate "
+                      "and no derivative can be checked; return a floating output (or select "
+                      "one with outputs=[...])")
 
 
 @dataclass(frozen=True, eq=False)

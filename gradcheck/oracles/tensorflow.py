@@ -43,7 +43,7 @@ import numpy as np
 from gradcheck.checker.evaluation import normalise_error_text
 from gradcheck.oracles.base import EquivalentReference, Oracle, Unsupported
 from gradcheck.oracles.conventions import convention_of, upcast
-from gradcheck.oracles.inputs import Call, make_call
+from gradcheck.oracles.inputs import Call, make_call, no_floating_output
 from gradcheck.oracles.tf_dependence import trace_dependence
 from gradcheck.oracles.tf_graph import BuiltDoubleVjp, build_double_vjp_graph
 from gradcheck.oracles.tf_support import (
@@ -111,6 +111,8 @@ class TensorFlowProblem:
         tf, call = self.tf, self.call
         outs, self.returns_tuple = outputs_of(tf, call, call_fn(call, as_tensor_args(tf, call,
                                                                                   primals)))
+        if not any(inexact(o) for o in outs):  # tf.argmax, a comparison: nothing to compare
+            raise no_floating_output(self.name, [o.dtype.name for o in outs])
         # an integer output's cotangent stays float64: it is never used
         self._out_dtypes = [o.dtype if inexact(o) else tf.float64 for o in outs]
         return outs

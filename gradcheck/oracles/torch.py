@@ -20,10 +20,15 @@ both run it.  ``fn`` may be a plain function of tensors, a ``torch.autograd.Func
 
 ``double_vjp`` also says whether its result was computed from the dummy: whether the autograd
 graph of the result (built with ``create_graph=True``) reaches the dummy's leaf.
+
+``fn``'s output may be any pytree of tuples, lists and dicts: the checker sees its leaves as a
+flat tuple.  Integer and boolean leaves (``torch.sort``'s indices) are held out of every path;
+a function with no floating or complex leaf at all is an error (nothing to differentiate).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -33,10 +38,9 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engine import RuleError
-from gradcheck.engine.pytree import flatten
 from gradcheck.oracles.base import EquivalentReference, NoEquivalent, Oracle, Unsupported
 from gradcheck.oracles.conventions import convention_of, precise, upcast
-from gradcheck.oracles.inputs import Call
+from gradcheck.oracles.inputs import Call, no_floating_output
 
 __all__ = ["TorchNumpy", "TorchOracle", "TorchProblem", "TorchReference", "import_torch",
            "torch_errors"]
@@ -137,15 +141,44 @@ class TorchProblem:
         return value
 
     def _f(self, *primals: Any) -> tuple[Any, ...]:
+        """``fn``'s output pytree (tuples, lists, dicts, nested) as a flat tuple of tensors,
+        leaf by leaf (a dict's values in sorted-key order), as JAX flattens it."""
         full = [self._fixed(a) for a in self.args]
         for i, p in zip(self.positions, primals, strict=True):
             full[i] = p
-        out = self.fn(*full)
-        if isinstance(out, dict):  # a pytree, as JAX takes it: values in sorted-key order
-            out = tuple(flatten(out)[0])
-        self.returns_tuple = isinstance(out, (tuple, list))
-        outs = tuple(out) if self.returns_tuple else (out,)
-        return tuple(o if isinstance(o, self.torch.Tensor) else self._number(o) for o in outs)
+        try:
+            out = self.fn(*full)
+        except RuntimeError as error:
+            hint = _float32_hint(str(error))
+            if hint is None:
+                raise
+            raise RuntimeError(f"{error} ({hint})") from error
+        self.returns_tuple = isinstance(out, (tuple, list, dict))
+        leaves = _output_leaves(out)
+        if not leaves:
+            raise ValueError(f"{self.name}: returned {out!r}, which holds no tensor to "
+                             "differentiate")
+        outs = tuple(self._leaf(k, where, leaf) for k, (where, leaf) in enumerate(leaves))
+        if not any(self._differentiable(o) for o in outs):
+            raise no_floating_output(self.name, [str(o.dtype).removeprefix("torch.")
+                                                 for o in outs])
+        return outs
+
+    def _leaf(self, k: int, where: str, value: Any) -> Any:
+        """One output leaf as a tensor: a tensor as it is, a number or numpy value as
+        :meth:`_number` makes it; anything else (None, a string) is an error naming it."""
+        if isinstance(value, self.torch.Tensor):
+            return value
+        label = "the output" if not where else \
+            f"output {k}" + ("" if where == f"[{k}]" else f" (out{where})")
+        numeric = isinstance(value, (bool, int, float, complex)) or (
+            isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biufc")
+        if not numeric:
+            what = "None" if value is None else f"a {type(value).__name__} ({value!r:.40})"
+            raise TypeError(f"{self.name}: {label} is {what}, not a tensor or a number; "
+                            "return tensors, or tuples, lists or dicts of them (leave "
+                            "anything else out of fn's result)")
+        return self._number(value)
 
     def _grad(self, outs: Sequence[Any], inputs: Sequence[Any], weights: Sequence[Any],
               create_graph: bool = False) -> list[Any]:
@@ -234,8 +267,6 @@ class TorchProblem:
                     tangents: Sequence[Any], cotangent_tangents: Sequence[Any]) -> Arrays:
         self.counts["hvp_fwd_rev"] += 1
         n, kept = len(primals), self._floating_outputs(primals)
-        if not kept:  # no output torch can differentiate (torch.argmax): J is zero
-            return [np.zeros_like(upcast(x)) for x in primals]
         with torch_errors(self.name, "forward AD over backward"):
             _, out = self.torch.func.jvp(
                 lambda *z: self._g(z[:n], z[n:], kept),
@@ -257,14 +288,42 @@ class TorchProblem:
                     cotangents: Sequence[Any]) -> tuple[Arrays, Arrays]:
         self.counts["hvp_rev_fwd"] += 1
         n, kept = len(primals), self._floating_outputs(primals)
-        if not kept:  # no output torch can differentiate (torch.argmax): J is zero
-            zeros = [np.zeros_like(upcast(x)) for x in primals]
-            return zeros, [z.copy() for z in zeros]
         with torch_errors(self.name, "backward over forward AD"):
             _, pull = self.torch.func.vjp(lambda *z: _pick(self._k(z[:n], z[n:]), kept),
                                           *self._tensors([*primals, *tangents]))
             res = self._arrays(pull(_pick(self._cotangents(cotangents), kept)))
         return res[:n], res[n:]
+
+
+def _output_leaves(out: Any, where: str = "") -> list[tuple[str, Any]]:
+    """``out``'s leaves with where each sits (``[1][0]``, ``['b']``): tuples (named ones and
+    torch's return types too) and lists in order, dicts by sorted key (as
+    :func:`~gradcheck.engine.pytree.flatten` orders them), anything else one leaf."""
+    if isinstance(out, dict):
+        return [leaf for key in sorted(out, key=repr)
+                for leaf in _output_leaves(out[key], f"{where}[{key!r}]")]
+    if isinstance(out, (tuple, list)):
+        return [leaf for i, value in enumerate(out)
+                for leaf in _output_leaves(value, f"{where}[{i}]")]
+    return [(where, out)]
+
+
+#: torch's words when two operands' dtypes differ, for a float64 and a float32 operand
+#: ("mat1 and mat2 must have the same dtype, but got Double and Float", "expected m1 and m2
+#: to have the same dtype, but got: double != float", "expected scalar type Double but found
+#: Float", "Input type (double) and bias type (float) should be the same").
+_DOUBLE_AND_FLOAT = (re.compile(r"\bdouble\b", re.IGNORECASE), re.compile(r"\bfloat\b",
+                                                                          re.IGNORECASE))
+
+
+def _float32_hint(text: str) -> str | None:
+    """What to do when ``fn`` fails because float32 state meets the float64 inputs gradcheck
+    runs it with (None when ``text`` is not such a failure)."""
+    if not all(word.search(text) for word in _DOUBLE_AND_FLOAT):
+        return None
+    return ("gradcheck runs torch functions in float64, and float32 state met the float64 "
+            "inputs: call .double() on an nn.Module (model.double()), give float64 tensors in "
+            "params=, and create tensors inside fn with dtype=torch.float64")
 
 
 def _pick(values: Sequence[Any], kept: Sequence[int]) -> tuple[Any, ...]:
