@@ -33,7 +33,11 @@ __all__ = ["resolve_inputs", "split_params", "resolve_positions", "signature_for
 
 def resolve_inputs(inputs: Any, who: str) -> list[Domain]:
     """Each input as a domain: arrays become :class:`Fixed`, names are looked up."""
-    if inputs is None or isinstance(inputs, (np.ndarray, Domain, str)) or \
+    if isinstance(inputs, str):  # iterated, 'real' would be four inputs 'r', 'e', 'a', 'l'
+        raise TypeError(f"gradcheck.check: {who}: inputs= must be a list or tuple with one "
+                        f"entry per positional input, got the string {inputs!r}; for one "
+                        f"input write inputs=[{inputs!r}]")
+    if inputs is None or isinstance(inputs, (np.ndarray, Domain)) or \
             (isinstance(inputs, (list, tuple)) and not inputs):
         raise TypeError(f"gradcheck.check: {who} needs inputs=: a sequence with one entry per "
                         "positional input (an example array, a Domain, or a domain name such "

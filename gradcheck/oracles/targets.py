@@ -31,6 +31,7 @@ import numpy as np
 from gradcheck.checker.evaluation import normalise_error_text
 from gradcheck.checker.paths import PATHS, SECOND_ORDER
 from gradcheck.checker.sampling import Example
+from gradcheck.checker.specs import is_complex
 from gradcheck.checker.targets import FunctionTarget, Problem
 from gradcheck.domains import Domain
 from gradcheck.oracles.base import Unsupported
@@ -228,6 +229,13 @@ class FrameworkTarget(FunctionTarget):
         if self.framework not in FLOAT64_ONLY or dtype == "float64":
             return None
         label = FLOAT64_ONLY[self.framework]
+        if self.spec.domains is not None and any(is_complex(d) for d in self.spec.domains):
+            # complex inputs: dtypes names their precision as complex128 / complex64
+            return (f"gradcheck.check: {self.name} is a {label} function, checked in "
+                    f"complex128 only for complex inputs (the precision {label}'s derivatives "
+                    "are computed in; complex64 example inputs are upcast to complex128), not "
+                    "in complex64 (float32's precision): leave dtypes out or pass "
+                    "dtypes='complex128'")
         return (f"gradcheck.check: {self.name} is a {label} function, checked in float64 "
                 f"only (the precision {label}'s derivatives are computed in; float32 example "
                 f"inputs are upcast to float64), not in {dtype}: leave dtypes out or pass "
@@ -347,7 +355,10 @@ def framework_target(fn: Callable[..., Any], inputs: Sequence[Any] | None = None
     owner = getattr(fn, "__self__", None)  # torch.autograd.Function's apply: its class's name
     options.setdefault("name", f"{owner.__name__}.{fn.__name__}" if isinstance(owner, type)
                        else function_name(fn))
-    return FrameworkTarget(fn, [_as_numpy(x) for x in inputs], framework=framework, **options)
+    if isinstance(inputs, (list, tuple)):
+        inputs = [_as_numpy(x) for x in inputs]
+    # anything else (a string, a dict) is refused by the spec, which names what it got
+    return FrameworkTarget(fn, inputs, framework=framework, **options)
 
 
 def _as_numpy(value: Any) -> Any:
