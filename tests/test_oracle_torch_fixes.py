@@ -32,7 +32,6 @@ INTEGER_OUTPUTS = [
     (torch.max, {"shapes": "(3,4)", "params": {"dim": 0}}, "max with dim: values, indices"),
     (torch.topk, {"shapes": "(5)", "params": {"k": 2}}, "topk"),
     (torch.kthvalue, {"shapes": "(5)", "params": {"k": 2}}, "kthvalue"),
-    (torch.argmax, {}, "argmax: an integer output only (a zero derivative)"),
 ]
 
 
@@ -47,6 +46,15 @@ def test_integer_outputs_are_held_out_of_every_path(fn: Any, options: dict[str, 
     for path in ("hvp_fwd_rev", "hvp_rev_fwd"):
         cell = report.cell(path, "numeric")
         assert cell is not None and cell.status == "pass", path
+
+
+def test_an_integer_output_alone_is_nothing_to_differentiate() -> None:
+    # argmax has no floating output: nothing is compared, so it is an error, never a pass
+    # (it passed before, comparing zeros with zeros, where JAX's argmax was an error)
+    report = check(torch.argmax, inputs=["real"], examples=2)
+    assert not report.passed
+    assert any(f.kind == "error" and "nothing to differentiate" in f.message
+               for f in report.findings), [f.message for f in report.findings]
 
 
 def _item(x: Any) -> Any:
