@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.engine.pytree import flatten
 from gradcheck.oracles.base import Unsupported
 from gradcheck.oracles.inputs import Call
 
@@ -99,6 +98,21 @@ def missing_gradient(name: str, order: int,
         what = "the VJP" if order == 1 else "the VJP of the VJP (second order)"
         raise MissingGradient(f"TensorFlow does not implement {what} of {name}: "
                               f"{error}", order) from error
+    except Exception as error:
+        if not _too_few_gradients(error):
+            raise
+        # a tf.function's forward-mode function, differentiated again (a tape around a
+        # ForwardAccumulator): TensorFlow's own refusal, also outside gradcheck
+        raise MissingGradient(f"TensorFlow cannot differentiate {name} this way (its "
+                              f"traced function's gradient): {error}", order) from error
+
+
+def _too_few_gradients(error: BaseException) -> bool:
+    """TensorFlow's InternalError "Recorded operation '__forward_...' returned too few
+    gradients": a traced function's recorded gradient in reverse over forward mode."""
+    kind = type(error)
+    return kind.__name__ == "InternalError" and kind.__module__.startswith("tensorflow") \
+        and "returned too few gradients" in str(error)
 
 
 def _raised_by_tensorflow(error: BaseException) -> bool:
@@ -158,13 +172,13 @@ def outputs_of(tf: ModuleType, call: Call, out: Any) -> tuple[list[Any], bool]:
 
 
 def _output_leaves(out: Any) -> list[Any]:
-    """A result's outputs: a tuple's or list's entries (a namedtuple's too: ``top_k``), a
-    dict's values in sorted-key order (dicts inside a tuple likewise), else the result."""
+    """A result's outputs, leaf by leaf at any depth: a tuple's or list's entries (a
+    namedtuple's too: ``top_k``), a dict's values in sorted-key order, else the result.  An
+    inner tuple is never handed to ``tf.convert_to_tensor``, which would stack it."""
     if isinstance(out, dict):
-        return flatten(out)[0]
+        return [leaf for key in sorted(out, key=repr) for leaf in _output_leaves(out[key])]
     if isinstance(out, (tuple, list)):
-        return [leaf for value in out
-                for leaf in (flatten(value)[0] if isinstance(value, dict) else [value])]
+        return [leaf for value in out for leaf in _output_leaves(value)]
     return [out]
 
 
