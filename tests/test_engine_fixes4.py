@@ -156,3 +156,17 @@ def test_sort_of_a_0d_tensor_gives_numpys_axis_error(axis):
 def test_sort_of_a_0d_tensor_by_numpy_dispatch():
     with pytest.raises(np.exceptions.AxisError, match="axis -1 is out of bounds"):
         np.sort(gc.tensor(2.0))
+
+
+@pytest.mark.parametrize("make", [lambda x: gnp.sum(x, dtype=np.int64),
+                                  lambda x: gnp.cumsum(x, dtype=np.int32),
+                                  lambda x: x > 2.0])
+def test_an_integer_or_bool_target_has_no_gradient_on_the_tape(make):
+    # the tape seeded it with ones, which flowed back: sum(x, dtype=int64) had gradient ones
+    x = gc.tensor(np.array([1.5, 2.5, 3.5]))
+    with gc.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = make(x)
+    assert tape.gradient(y, x) is None
+    np.testing.assert_array_equal(tape.gradient(y, x, unconnected_gradients="zero").numpy(),
+                                  np.zeros(3))

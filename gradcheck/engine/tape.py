@@ -356,8 +356,8 @@ class GradientTape:
                                  f"{len(grads)} output_gradients")
         seeds = []
         for i, (t, g) in enumerate(zip(targets, grads, strict=False)):
-            if g is None or type(t) is not Tensor:
-                continue
+            if g is None or type(t) is not Tensor or t._value.dtype.kind not in "fc":
+                continue  # an integer or bool target has no derivative (never tracked)
             if np.shape(value_of(g)) != t.shape:
                 raise ValueError(f"GradientTape.gradient: output_gradients[{i}] has shape "
                                  f"{np.shape(value_of(g))}, target {i} has shape {t.shape}")
