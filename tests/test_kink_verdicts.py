@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+import gradcheck as gc
+import gradcheck.numpy as gnp
 from gradcheck.checker import numeric
 from gradcheck.checker.api import check
 from gradcheck.checker.report import Report
@@ -130,3 +132,20 @@ def test_a_wrong_relu_rule_fails_a_step_away_from_its_kink() -> None:
 def test_the_right_relu_rule_passes_a_step_away_from_its_kink() -> None:
     report = check(torch.relu, inputs=[_t([1e-5])], paths=["vjp"])
     assert report.passed, [f.message for f in report.findings]
+
+
+@pytest.mark.parametrize(("target", "point"), [
+    ("abs", np.zeros(3)), ("abs", np.array(0.0)),
+    (lambda x: gnp.maximum(x, 0.0), np.zeros(2))])
+def test_a_given_point_on_a_symmetric_kink_is_reported_not_passed(target, point):
+    # abs at 0: central differences give 0, as the rule does, so every comparison agreed and
+    # the point passed; a given point is all there is, so its kinks are looked for
+    report = gc.check(target, inputs=[point], seed=0)
+    assert not report.passed
+    assert {f.kind for f in report.findings} == {"nondifferentiable", "error"}
+
+
+@pytest.mark.parametrize("point", [np.array([0.3, -1.2]), np.array(2.0)])
+def test_a_given_smooth_point_still_passes(point):
+    assert gc.check("abs", inputs=[point], seed=0).passed
+    assert gc.check(lambda x: gnp.maximum(x, 0.0) * x, inputs=[point], seed=0).passed

@@ -137,6 +137,10 @@ def _judged(sess: Session, path: str, sp: Spec) -> Judged:
 
     found = compare(0.0)
     if _settled(found):
+        # a given point is all there is: one on a symmetric kink (abs at 0, where central
+        # differences agree with the rule's 0) must be told, not passed
+        if sess.target.given_point and lin.is_kink(sp.dirs):
+            _kink(sess, path, sp, lin.name)
         return found
     if found[3] > INCONCLUSIVE:  # first try to make it good: steps that stay on one side
         if lin.refine_jacobian(tol, nat) if whole else lin.refine(sp.dirs):
