@@ -149,6 +149,7 @@ linear_recurrence = define_op(
     vjp=_linrec_vjp, jvp=(_linrec_jvp_a, _linrec_jvp_b),
     family="reduce", inputs=(REAL, REAL), shapes="(...,n),(...,n)",
     params={"axis": _linrec_axes, "reverse": [False, True], "exclusive": [False, True]},
+    complex_rules=True,  # prod's and cumsum's complex rules run through it
 )
 
 
@@ -277,6 +278,7 @@ cumprod = define_op(
     family="reduce", inputs=(REAL_WITH_ZEROS,), shapes=ANY, params=CUM_PARAMS,
     doc="numpy.cumprod(x, axis, dtype); exact derivatives with zeros in x (no division).",
     equivalents={"tensorflow": _tf_scan("cumprod")},
+    complex_rules=True,
 )
 
 
