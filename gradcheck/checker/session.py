@@ -287,7 +287,8 @@ class Session(Guarded):
 
 #: torch's and JAX's words for an axis out of range (numpy's is its own type, AxisError).
 _TORCH_AXIS = re.compile(r"Dimension out of range \(expected to be in range of "
-                         r"\[-?\d+, -?\d+\], but got -?\d+\)")
+                         r"\[-?\d+, -?\d+\], but got -?\d+\)"
+                         r"|Dimension specified as -?\d+ but tensor has no dimensions")
 _JAX_AXIS = re.compile(r"axis -?\d+ is out of bounds for array of dimension \d+")
 #: TensorFlow's, searched in its kernels' InvalidArgumentError messages (prefixed with the
 #: node's name) and in the ValueError its Python code raises (tf.unstack).
