@@ -138,8 +138,9 @@ def _judged(sess: Session, path: str, sp: Spec) -> Judged:
     found = compare(0.0)
     if _settled(found):
         # a given point is all there is: one on a symmetric kink (abs at 0, where central
-        # differences agree with the rule's 0) must be told, not passed
-        if sess.target.given_point and lin.is_kink(sp.dirs):
+        # differences agree with the rule's 0) must be told, not passed; the function's own
+        # kinks are looked for once per example (a gradient jumps where they are)
+        if sess.target.given_point and sp.lin == "f" and _given_kink(sess, lin, sp.dirs):
             _kink(sess, path, sp, lin.name)
         return found
     if found[3] > INCONCLUSIVE:  # first try to make it good: steps that stay on one side
@@ -160,6 +161,17 @@ def _judged(sess: Session, path: str, sp: Spec) -> Judged:
             lin.kink_near(None if found[0].passed else found[0].worst):
         _kink(sess, path, sp, lin.name)
     return found
+
+
+def _given_kink(sess: Session, lin: Any, dirs: Arrays) -> bool:
+    """Whether the function has a kink at the given point along ``dirs``: looked for once per
+    check and dtype (every example is the same point; one found skips them all), on the
+    target, so the other examples cost nothing."""
+    seen = sess.target.__dict__.setdefault("_given_kinks", {})
+    key = (sess.dtype, sess.side)
+    if key not in seen:
+        seen[key] = lin.is_kink(dirs)
+    return bool(seen[key])
 
 
 def _settled(found: Judged) -> bool:
