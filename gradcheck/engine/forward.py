@@ -156,8 +156,8 @@ class ForwardAccumulator:
         elif not any(o._value.dtype.kind in "fc" for o in outs):
             return
         if not op.complex_rules:
-            refuse_complex(op, args, [i for i, t in enumerate(tangents) if t is not None],
-                           "ForwardAccumulator")
+            # every input: a complex constant beside a real tangent makes the rules wrong too
+            refuse_complex(op, args, range(len(args)), "ForwardAccumulator")
         saved = state.hide_from(self.level)
         try:
             if op.jvp is None or self.force_transpose:

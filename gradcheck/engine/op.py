@@ -443,7 +443,8 @@ def _holds_for_complex(declared: bool | None, linear: bool, meta: dict[str, Any]
 
 def refuse_complex(op: Op, args: Sequence[Any], positions: Iterable[int], tracer: str) -> None:
     """Raise TypeError when an input at ``positions`` of ``args`` is complex and ``op``'s
-    rules hold for real values only: its derivative there would be silently wrong."""
+    rules hold for real values only: its derivative there would be silently wrong (also
+    when that input is a constant: ``huber(x, y_complex)``'s rule for x is real-only)."""
     for i in positions:
         dtype = getattr(value_of(args[i]), "dtype", None)
         if dtype is not None and dtype.kind == "c":

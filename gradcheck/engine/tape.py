@@ -253,7 +253,7 @@ class GradientTape:
             plan = op.tape_plans[plan_key] = _plan(op, found, n)  # (new rules: again)
         positions, keep_out, keep = plan[:3]
         if not op.complex_rules:
-            refuse_complex(op, args, positions, "GradientTape")
+            refuse_complex(op, args, range(n), "GradientTape")  # constants too
         if len(positions) == 1:
             i = positions[0]
             t = args[i]
