@@ -5,7 +5,8 @@ For inputs ``xs`` (real or complex arrays) and a function ``f(*xs) -> array``:
 ``numeric_jvp``   (f(x + h t) - f(x - h t)) / 2h for a (complex) tangent t;
 ``numeric_vjp``   the transpose of the JVP under Re(sum(a * b)): for a complex input,
                   Re(vjp) = Re(sum(ct * dF/dRe x)) and Im(vjp) = -Re(sum(ct * dF/dIm x)).
-``engine_vjp`` / ``engine_jvp`` run the same function on the engine (tape, accumulator).
+``engine_vjp`` / ``engine_jvp`` run the same function on the engine (tape, accumulator);
+``engine_hvp`` a real loss's Hessian-vector product, tape over tape.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 import gradcheck as gc
+import gradcheck.numpy as gnp
 
 H = 1e-6
 
@@ -69,6 +71,19 @@ def engine_jvp(f: Callable[..., Any], xs: Sequence[np.ndarray], tangents: Sequen
                                force_transpose=force_transpose) as acc:
         y = f(*ts)
     return np.asarray(acc.jvp(y, unconnected_gradients="zero"))
+
+
+def engine_hvp(loss: Callable[[Any], Any], z: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """The gradient of Re(sum(grad(loss)(z) * u)), tape over tape: a Hessian-vector product
+    of a real loss of complex ``z`` along ``u`` in the engine's convention."""
+    t = gc.tensor(z)
+    with gc.GradientTape() as outer:
+        outer.watch(t)
+        with gc.GradientTape() as inner:
+            inner.watch(t)
+            value = loss(t)
+        gu = gnp.sum(gnp.real(inner.gradient(value, t) * u))
+    return np.asarray(outer.gradient(gu, t))
 
 
 def random_like(rng: np.random.Generator, x: Any) -> np.ndarray:
