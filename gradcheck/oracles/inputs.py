@@ -30,6 +30,21 @@ def function_name(fn: Any) -> str:
     return str(name or repr(fn))
 
 
+def output_leaves(out: Any, where: str = "") -> list[tuple[str, Any]]:
+    """A framework function's result, leaf by leaf at any depth, with where each sits
+    (``[1][0]``, ``['b']``): tuples (named ones and torch's return types too) and lists in
+    order, dicts by sorted key (as :func:`~gradcheck.engine.pytree.flatten` orders them),
+    anything else one leaf.  An inner tuple is never handed to the framework whole (its
+    ``as_tensor`` would stack it)."""
+    if isinstance(out, dict):
+        return [leaf for key in sorted(out, key=repr)
+                for leaf in output_leaves(out[key], f"{where}[{key!r}]")]
+    if isinstance(out, (tuple, list)):
+        return [leaf for i, value in enumerate(out)
+                for leaf in output_leaves(value, f"{where}[{i}]")]
+    return [(where, out)]
+
+
 def no_floating_output(name: str, dtypes: Sequence[str]) -> ValueError:
     """The error of a function none of whose outputs is floating or complex (indices, a
     comparison's booleans): nothing can be differentiated, so nothing would be compared."""

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.oracles.base import Unsupported
-from gradcheck.oracles.inputs import Call
+from gradcheck.oracles.inputs import Call, output_leaves
 
 __all__ = ["import_tensorflow", "is_missing_gradient", "missing_gradient", "MissingGradient",
            "as_tensor_args", "call_fn", "outputs_of", "inexact", "dense"]
@@ -159,7 +159,7 @@ def outputs_of(tf: ModuleType, call: Call, out: Any) -> tuple[list[Any], bool]:
     (``tf.math.top_k``'s indices) are kept but not differentiated (see :func:`inexact`)."""
     is_tuple = isinstance(out, (tuple, list, dict))
     outs = []
-    for k, value in enumerate(_output_leaves(out)):
+    for k, (_, value) in enumerate(output_leaves(out)):
         label = f"output {k}" if is_tuple else "the output"
         tensor = _as_tensor(tf, call, label, value)
         if inexact(tensor) and tensor.dtype not in (tf.float64, tf.complex128, tf.float32):
@@ -169,17 +169,6 @@ def outputs_of(tf: ModuleType, call: Call, out: Any) -> tuple[list[Any], bool]:
                              "dtype=tf.float64)")
         outs.append(tensor)
     return outs, is_tuple
-
-
-def _output_leaves(out: Any) -> list[Any]:
-    """A result's outputs, leaf by leaf at any depth: a tuple's or list's entries (a
-    namedtuple's too: ``top_k``), a dict's values in sorted-key order, else the result.  An
-    inner tuple is never handed to ``tf.convert_to_tensor``, which would stack it."""
-    if isinstance(out, dict):
-        return [leaf for key in sorted(out, key=repr) for leaf in _output_leaves(out[key])]
-    if isinstance(out, (tuple, list)):
-        return [leaf for value in out for leaf in _output_leaves(value)]
-    return [out]
 
 
 def _as_tensor(tf: ModuleType, call: Call, label: str, value: Any) -> Any:

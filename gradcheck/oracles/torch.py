@@ -40,7 +40,7 @@ import numpy as np
 from gradcheck.engine import RuleError
 from gradcheck.oracles.base import EquivalentReference, NoEquivalent, Oracle, Unsupported
 from gradcheck.oracles.conventions import convention_of, precise, upcast
-from gradcheck.oracles.inputs import Call, no_floating_output
+from gradcheck.oracles.inputs import Call, no_floating_output, output_leaves
 
 __all__ = ["TorchNumpy", "TorchOracle", "TorchProblem", "TorchReference", "import_torch",
            "torch_errors"]
@@ -154,7 +154,7 @@ class TorchProblem:
                 raise
             raise RuntimeError(f"{error} ({hint})") from error
         self.returns_tuple = isinstance(out, (tuple, list, dict))
-        leaves = _output_leaves(out)
+        leaves = output_leaves(out)
         if not leaves:
             raise ValueError(f"{self.name}: returned {out!r}, which holds no tensor to "
                              "differentiate")
@@ -293,19 +293,6 @@ class TorchProblem:
                                           *self._tensors([*primals, *tangents]))
             res = self._arrays(pull(_pick(self._cotangents(cotangents), kept)))
         return res[:n], res[n:]
-
-
-def _output_leaves(out: Any, where: str = "") -> list[tuple[str, Any]]:
-    """``out``'s leaves with where each sits (``[1][0]``, ``['b']``): tuples (named ones and
-    torch's return types too) and lists in order, dicts by sorted key (as
-    :func:`~gradcheck.engine.pytree.flatten` orders them), anything else one leaf."""
-    if isinstance(out, dict):
-        return [leaf for key in sorted(out, key=repr)
-                for leaf in _output_leaves(out[key], f"{where}[{key!r}]")]
-    if isinstance(out, (tuple, list)):
-        return [leaf for i, value in enumerate(out)
-                for leaf in _output_leaves(value, f"{where}[{i}]")]
-    return [(where, out)]
 
 
 #: torch's words when two operands' dtypes differ, for a float64 and a float32 operand
