@@ -385,12 +385,8 @@ def _choices_checked(t: Target, dtype: str, seed: int, results: list[ExampleResu
         attempts = 0 if t.given_point else CHOICE_ATTEMPTS
         for attempt in range(attempts):
             k = UNCHECKED_STRATA + CHOICE_ATTEMPTS * n + attempt
-            scale, family = ADDED_STRATA[attempt % len(ADDED_STRATA)]
-            stratum = Stratum(scale, family, k, turn=k + seed, force=((name, value),))
-            example = draw_one(t.strategy(dtype, stratum), _stratum_seed(seed, k))
-            if example is None or not took(example, name, value):
-                continue
-            if run(example).skipped is None:
+            example = _forced(t, dtype, seed, k, attempt, name, value)
+            if example is not None and run(example).skipped is None:
                 break
         tried = [r for r in results if took(r.example, name, value)]
         if not callable(space[name]) and all(r.skipped for r in tried):
@@ -430,17 +426,26 @@ def _strata(t: Target, dtype: str, count: int, seed: int) -> list[Any]:
         if any(took(e, name, value) for e in found):
             continue  # an added stratum took it on the way
         for _ in range(CHOICE_ATTEMPTS):  # drawn shapes of too few dimensions lack it
-            scale, family = ADDED_STRATA[added % len(ADDED_STRATA)]
-            stratum = Stratum(scale, family, k, turn=k + seed, force=((name, value),))
-            example = draw_one(t.strategy(dtype, stratum), _stratum_seed(seed, k))
+            example = _forced(t, dtype, seed, k, added, name, value)
             k += 1
-            if example is not None and took(example, name, value):
+            if example is not None:
                 found.append(example)  # (drawing is cheap: only a taker is examined)
                 added += 1
                 break
         if added >= MAX_ADDED_STRATA:
             break
     return found
+
+
+def _forced(t: Target, dtype: str, seed: int, k: int, n: int, name: str,
+            value: Any) -> Any:
+    """An example of stratum ``k`` made to take ``value`` for parameter ``name`` (magnitude
+    and shape family the ``n``-th of :data:`ADDED_STRATA`), or None when the drawn shapes do
+    not offer it."""
+    scale, family = ADDED_STRATA[n % len(ADDED_STRATA)]
+    stratum = Stratum(scale, family, k, turn=k + seed, force=((name, value),))
+    example = draw_one(t.strategy(dtype, stratum), _stratum_seed(seed, k))
+    return example if example is not None and took(example, name, value) else None
 
 
 def _stratum(k: int, seed: int) -> Stratum:
