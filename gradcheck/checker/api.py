@@ -33,6 +33,7 @@ from gradcheck.checker.explore import (
 )
 from gradcheck.checker.gaps import (
     RESAMPLE_LIMIT,
+    complex_unchecked,
     nondifferentiable,
     nothing_compared,
     only_empty,
@@ -164,10 +165,14 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
     spec = dict(params=params, wrt=wrt, outputs=outputs, shapes=shapes, name=name,
                 framework=framework)
     t = as_target(target, inputs, registry, **spec)
-    if _complex_asked(dtypes) and isinstance(t, OpTarget) and t.spec.domains is None:
+    asked = _dtype_names(dtypes) if dtypes is not None else []
+    complex_asked = [n for n in asked if n.startswith("complex")]
+    if complex_asked and isinstance(t, OpTarget) and t.spec.domains is None:
         # complex dtypes: the op's complex domains, where it declares them
         drawn = complex_inputs(t.op.meta.get("inputs"), t.op.meta.get("complex_inputs"))
         if drawn is not None:
+            _dtypes(dtypes, t)  # unknown names first
+            _not_mixed(t.name, asked, complex_asked)
             t = as_target(target, drawn, registry, **spec)
     options = _options(paths, references, mode)
     if examples is not None and (isinstance(examples, bool) or not isinstance(examples, int)
@@ -201,11 +206,37 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
     except Exception as e:  # noqa: BLE001 - e.g. the op's metadata cannot draw examples
         _fail(report, f"{t.name}: the check could not run: {type(e).__name__}: {e}",
               traceback.format_exc(), {})
+    if complex_asked and "examples" in report.stats and \
+            not report.stats.get("complex_examples"):
+        report.findings = sort_findings(report.findings + complex_unchecked(
+            t.name, complex_asked, _no_complex_why(t), len(complex_asked) == len(asked)))
     if refused:  # checked in the others; said, never silently dropped
         report.findings = sort_findings(report.findings + [
             Finding(t.name, "all", "all", "unsupported", why,
                     details={"dtype": d, "reason": why}) for d, why in refused.items()])
     return report
+
+
+def _not_mixed(name: str, asked: list[str], complex_asked: list[str]) -> None:
+    """An op that draws complex values from its own ``complex_inputs`` is checked at those
+    for a complex dtype, at its real inputs for a real one: both in one call would check one
+    of them under the other's name."""
+    real = [n for n in asked if n not in complex_asked]
+    if real:
+        raise ValueError(
+            f"gradcheck.check: {name}: dtypes= mixes real ({', '.join(real)}) and complex "
+            f"({', '.join(complex_asked)}) dtypes; {name} draws complex inputs (its "
+            "complex_inputs) for a complex dtype and real ones otherwise: check each in its "
+            f"own call, dtypes={real!r} and dtypes={complex_asked!r}")
+
+
+def _no_complex_why(t: Target) -> str:
+    """Why a check asked for complex values met none (see ``complex_unchecked``)."""
+    if isinstance(t, OpTarget) and t.spec.domains is None:
+        return (f"{t.name} declares no complex_inputs= saying where to draw complex values, "
+                "its inputs are real and so are its outputs")
+    return ("the inputs given or drawn are real and so are the outputs; give complex "
+            "inputs, such as inputs=['complex'] or a complex array")
 
 
 def _refused_dtype(t: Target, dtype: str) -> str | None:
@@ -346,6 +377,9 @@ def _explore(t: Target, options: Options, dtype: str, count: int, seed: int,
             stats["skipped"][r.skipped] = stats["skipped"].get(r.skipped, 0) + 1
         else:
             usable += 1
+            if r.complex:  # said only when there are some (see _complex_unchecked)
+                found = stats.setdefault("complex_examples", {})
+                found[dtype] = found.get(dtype, 0) + 1
         return r
 
     for example in drawn:

@@ -18,6 +18,7 @@ from gradcheck.checker.checks import (
     self_check,
 )
 from gradcheck.checker.compare import Outcome
+from gradcheck.checker.complex import Realified
 from gradcheck.checker.evaluation import normalise_error_text
 from gradcheck.checker.leaks import leak_check
 from gradcheck.checker.references import Reference
@@ -44,6 +45,8 @@ class ExampleResult:
     #: Whether the differentiated inputs or the outputs had no element: the example ran (a
     #: rule must cope with zero-size arrays) but compared no derivative entry.
     empty: bool = False
+    #: Whether a checked primal or output was complex (checked as real pairs).
+    complex: bool = False
 
     def failures(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.kind is not None]
@@ -129,6 +132,7 @@ def _examine(target: Target, example: Example, options: Options,
     result.empty = ran and not (any(a.size for a in sess.x) and any(o.size for o in sess.outs))
     result.counts = sess.counts()
     result.cleared = sess.cleared
+    result.complex = isinstance(sess.problem, Realified) and bool(sess.problem.pairs())
     return result
 
 

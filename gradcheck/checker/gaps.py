@@ -7,13 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from gradcheck.checker.assemble import finding
+from gradcheck.checker.complex import DTYPE_NAMES
 from gradcheck.checker.examine import ExampleResult
 from gradcheck.checker.references import INTERNAL
 from gradcheck.checker.report import Cell, Finding
 from gradcheck.checker.session import Options
 
 __all__ = ["unusable", "only_empty", "nothing_compared", "unsupported_paths",
-           "nondifferentiable", "unchecked_choices", "RESAMPLE_LIMIT"]
+           "nondifferentiable", "unchecked_choices", "complex_unchecked", "RESAMPLE_LIMIT"]
 
 #: Examples that sit on a kink before ``nondifferentiable`` is reported (and extra draws).
 RESAMPLE_LIMIT = 3
@@ -126,3 +127,17 @@ def nondifferentiable(op: str, kinks: list[tuple[ExampleResult, Any]],
                  f"(left and right derivatives differ), after re-sampling; first: "
                  f"{outcome.message}")
     return [f]
+
+
+def complex_unchecked(op: str, asked: list[str], why: str, only_complex: bool) -> list[Finding]:
+    """``dtypes=`` named complex dtypes but no usable example had a complex input or output:
+    an error when only complex ones were asked (nothing asked was checked), else said as
+    unsupported beside the real check."""
+    real = sorted({DTYPE_NAMES[n] for n in asked})
+    head = (f"{op}: dtypes= asked for complex values ({', '.join(asked)}), but no checked "
+            f"example had a complex input or output ({why}); only real {', '.join(real)} "
+            "values were checked")
+    if only_complex:
+        head += ". Nothing complex was checked, so this is not a pass"
+    return [Finding(op, "all", "all", "error" if only_complex else "unsupported", head,
+                    details={"dtypes": asked, "reason": "no complex example"})]
