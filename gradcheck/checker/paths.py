@@ -31,6 +31,7 @@ from gradcheck.engine.functional import jvp as engine_jvp
 from gradcheck.engine.functional import vjp as engine_vjp
 from gradcheck.engine.pytree import flatten, unflatten
 from gradcheck.engine.tensor import Tensor, tensor, value_of
+from gradcheck.oracles.inputs import no_floating_output
 
 __all__ = [
     "PATHS", "FIRST_ORDER", "SECOND_ORDER", "InputMutated", "Guard", "fingerprint", "same_bits",
@@ -184,13 +185,30 @@ class EngineProblem:
             full = list(fixed)
             for i, p in zip(self.positions, primals, strict=True):
                 full[i] = p
-            return self.fn(*full, **params)
+            out = self.fn(*full, **params)
+            self._refuse_no_floating(out)
+            return out
 
         return f
+
+    def _refuse_no_floating(self, out: Any) -> None:
+        """Raise when every output is an integer or a boolean (``argmax``, a comparison):
+        none is differentiated, so no derivative would be compared.  (An output that is no
+        number at all, None or a string, is the session's own error.)"""
+        dtypes = [np.asarray(value_of(o)).dtype for o in self.outputs(out)]
+        if dtypes and all(d.kind in "biu" for d in dtypes):
+            raise no_floating_output(self.name, [d.name for d in dtypes])
 
     # the engine gets copies; the caller's arrays, never handed over, are their record
     def _tensors(self, guard: Guard, name: str, values: Sequence[Any]) -> list[Tensor]:
         return [guard.watch(f"{name} {k}", tensor(v), v) for k, v in enumerate(values)]
+
+    def _cotangents(self, guard: Guard, values: Sequence[Any]) -> list[Tensor]:
+        """Cotangents a path differentiates through: an integer one (for an integer output,
+        which it never weights) as float64, so the accumulator or tape can take it."""
+        return self._tensors(guard, "cotangent", [
+            np.asarray(v, dtype=np.float64) if np.asarray(v).dtype.kind in "biu" else v
+            for v in values])
 
     def _given(self, guard: Guard, name: str, values: Sequence[Any]) -> list[Any]:
         # None stays None: the engine's own "no tangent / no cotangent here" (see ``partial``)
@@ -257,7 +275,7 @@ class EngineProblem:
         """``DG(x, v)[u, w]``: an accumulator (tangents on x *and* v) around a tape."""
         def body(guard: Guard) -> Arrays:
             xs = self._tensors(guard, "primal", primals)
-            vs = self._tensors(guard, "cotangent", cotangents)
+            vs = self._cotangents(guard, cotangents)
             us = self._given(guard, "tangent", tangents)
             ws = self._given(guard, "cotangent tangent", cotangent_tangents)
             f = self._bound(guard)
@@ -275,7 +293,7 @@ class EngineProblem:
         """``DG(x, v)^T s``: a tape (watching x and v) around a tape."""
         def body(guard: Guard) -> tuple[Arrays, Arrays]:
             xs = self._tensors(guard, "primal", primals)
-            vs = self._tensors(guard, "cotangent", cotangents)
+            vs = self._cotangents(guard, cotangents)
             ss = self._given(guard, "second-order cotangent", second)
             f = self._bound(guard)
             with GradientTape() as outer:

@@ -75,7 +75,8 @@ def double_vjp(f: Callable[..., Any], primals: Any, tangents: Any, dummy: Any = 
                recorder: GradientTape | None = None) -> tuple[Any, Any]:
     """JVP as the transpose of the VJP in a dummy cotangent ``v``: d/dv <J^T v, u>.
 
-    ``dummy`` is the value of ``v`` (default zeros, as in the seed thread).
+    ``dummy`` is the value of ``v`` (default zeros, as in the seed thread); an integer or
+    bool output gets none (its entry of ``dummy`` is ignored) and a zero tangent.
     ``recorder``, when given, is a tape created *before* this call; it is made
     to watch ``v`` and sees the whole computation, so afterwards
     ``recorder.watched(t)`` tells whether a result ``t`` was computed from the
@@ -92,24 +93,34 @@ def double_vjp(f: Callable[..., Any], primals: Any, tangents: Any, dummy: Any = 
                 inner.watch(list(xs))
                 out = f(*xs)
             out_leaves, tree = flatten(out)
-            values = [np.zeros_like(value_of(o)) for o in out_leaves] if dummy is None \
-                else flatten(dummy)[0]
+            values = [None] * len(out_leaves) if dummy is None else flatten(dummy)[0]
             if len(values) != len(out_leaves):
                 raise ValueError(f"double_vjp: {len(values)} dummies for {len(out_leaves)} "
                                  "outputs")
-            vs = [tensor(v, dtype=np.asarray(value_of(o)).dtype)  # (o may be a Python float)
-                  for v, o in zip(values, out_leaves, strict=True)]
+            # an integer or bool output is not differentiated: it gets no dummy
+            live = [_inexact(o) for o in out_leaves]
+            vs = [tensor(np.zeros_like(value_of(o)) if v is None else v,
+                         dtype=np.asarray(value_of(o)).dtype)  # (o may be a Python float)
+                  for v, o, d in zip(values, out_leaves, live, strict=True) if d]
             outer.watch(vs)
             if recorder is not None:
                 recorder.watch(vs)
-            grads = inner.gradient(out_leaves, list(xs), output_gradients=vs,
-                                   unconnected_gradients="zero")
-        result = outer.gradient(grads, vs, output_gradients=list(tangents),
-                                unconnected_gradients="zero")
+            grads = inner.gradient([o for o, d in zip(out_leaves, live, strict=True) if d],
+                                   list(xs), output_gradients=vs, unconnected_gradients="zero")
+        transposed = iter(outer.gradient(grads, vs, output_gradients=list(tangents),
+                                         unconnected_gradients="zero"))
     finally:
         if recorder is not None:
             state.pop(recorder)
-    return out, unflatten(tree, list(result))
+    # the others' tangents are zeros in their own dtype, as the native JVP gives them
+    result = [next(transposed) if d else Tensor(np.zeros_like(value_of(o)))
+              for o, d in zip(out_leaves, live, strict=True)]
+    return out, unflatten(tree, result)
+
+
+def _inexact(x: Any) -> bool:
+    """Whether an output is floating or complex: the only kinds that are differentiated."""
+    return np.asarray(value_of(x)).dtype.kind in "fc"
 
 
 def grad(f: Callable[..., Any], argnum: int = 0) -> Callable[..., Any]:
