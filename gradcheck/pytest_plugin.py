@@ -18,9 +18,12 @@ a run that uses none of this pays nothing.  It offers:
   pytest-xdist (workers send their reports to the controller through ``workeroutput``).
 
 A failure shows the findings (op, path, error vs tolerance, counterexample), never the
-plugin's own frames; a misused marker is an error at collection; the summary line counts
-what the JSON holds, in the status words of the CLI and the HTML report.  pytest-xdist
-workers use one BLAS thread, as the CLI's workers do (unless the user chose otherwise).
+plugin's own frames.  A misused marker is an error at collection: an unknown option or op,
+or values ``gradcheck.check`` refuses when it builds the op's target (inputs, params, wrt,
+outputs, shapes, name, framework); other values it refuses (examples=0, an unknown path)
+fail the test with its message.  The summary line counts what the JSON holds, in the
+status words of the CLI and the HTML report.  pytest-xdist workers use one BLAS thread, as
+the CLI's workers do (unless the user chose otherwise).
 """
 
 from __future__ import annotations
@@ -196,12 +199,31 @@ def _state(config: pytest.Config) -> _Session:
 # -- checking ----------------------------------------------------------------------------
 
 
-def _check(state: _Session, target: Any, kwargs: dict[str, Any]) -> Report:
+def _check(state: _Session, target: Any, kwargs: dict[str, Any],
+           where: str | None = None) -> Report:
+    """``gradcheck.check`` with the session's options, its report recorded.  ``where``
+    names the test and marker the options come from: an argument ``check`` refuses (it
+    raises only for its arguments; a failed check is a report) fails that test with
+    ``check``'s own message, not a traceback through this plugin."""
     from gradcheck.checker.api import check
 
-    report = check(target, **{**state.options, **kwargs})
+    try:
+        report = check(target, **{**state.options, **kwargs})
+    except (ValueError, TypeError) as error:
+        if where is None:
+            raise
+        raise pytest.fail.Exception(f"{where} op {_op_label(target)}: {error}",
+                                    pytrace=False) from None
     state.record(report)
     return report
+
+
+def _op_label(op: Any) -> str:
+    """A marker's op as its errors name it: the op name, or the function's name."""
+    if isinstance(op, str):
+        return repr(op)
+    name = getattr(op, "__qualname__", None) or getattr(op, "name", None)
+    return name if isinstance(name, str) else repr(op)
 
 
 def format_failure(report: Report, limit: int = 5) -> str:
@@ -267,32 +289,37 @@ def gradcheck(request: pytest.FixtureRequest) -> GradcheckFixture:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
-    """Run the test, then the checks its ``gradcheck`` marker asks for (validated at
-    collection); failing findings fail the test with their account, no plugin traceback."""
+    """Run the test, then the checks its ``gradcheck`` marker asks for (its names and target
+    validated at collection); failing findings, or an option value ``check`` refuses, fail
+    the test with their account, no plugin traceback."""
     result = yield  # the body failing raises here and skips the checks
     marker = item.get_closest_marker("gradcheck")
     if marker is None:
         return result
     ops, kwargs = _marker_ops(marker)
     state = _state(item.config)
-    failures = [text for op in ops if (text := _check_seeds(state, op, kwargs))]
+    where = f"{item.nodeid}: @pytest.mark.gradcheck"
+    failures = [text for op in ops if (text := _check_seeds(state, op, kwargs, where))]
     if failures:
         pytest.fail("\n".join(failures), pytrace=False)
     return result
 
 
-def _check_seeds(state: _Session, target: Any, kwargs: dict[str, Any]) -> str:
+def _check_seeds(state: _Session, target: Any, kwargs: dict[str, Any],
+                 where: str | None = None) -> str:
     """Check ``target`` at the session's seeds (or its one seed): the account of what fails
-    it, or "" when nothing does.  Over seeds, a kind fails when its failure rate exceeds
-    ``--gradcheck-max-failure-rate``; the account names the failing seeds, the rate and
-    whether it is flaky, then the first failing seed's findings."""
+    it, or "" when nothing does (``where`` as for :func:`_check`).  Over seeds, a kind fails
+    when its failure rate exceeds ``--gradcheck-max-failure-rate``; the account names the
+    failing seeds, the rate and whether it is flaky, then the first failing seed's
+    findings."""
     if not state.seeds or "seed" in kwargs:
-        report = _check(state, target, kwargs)
+        report = _check(state, target, kwargs, where)
         return "" if report.passed else format_failure(report)
     from gradcheck.checker.policy import VerdictPolicy
     from gradcheck.checker.seeds import failing_over_seeds
 
-    reports = [_check(state, target, {**kwargs, "seed": seed}) for seed in state.seeds]
+    reports = [_check(state, target, {**kwargs, "seed": seed}, where)
+               for seed in state.seeds]
     failing = failing_over_seeds(reports, VerdictPolicy(max_failure_rate=state.max_failure_rate))
     if not failing:
         return ""
@@ -318,10 +345,15 @@ def _marker_ops(marker: pytest.Mark) -> tuple[list[Any], dict[str, Any]]:
     return list(ops), kwargs
 
 
+#: The marker options ``gradcheck.check`` builds an op's target from, with ``inputs``.
+_TARGET_OPTIONS = ("params", "wrt", "outputs", "shapes", "name", "framework")
+
+
 def marker_problem(marker: pytest.Mark) -> str | None:
     """What is wrong with a ``gradcheck`` marker, or None: no ops, more than one
-    positional argument, an option ``gradcheck.check`` does not take, or an op name that
-    is not registered (test modules are imported by now, so their ops are)."""
+    positional argument, an option ``gradcheck.check`` does not take, an op name that
+    is not registered (test modules are imported by now, so their ops are), or what
+    ``gradcheck.check`` says when it builds an op's target from the marker's options."""
     import inspect
 
     from gradcheck.checker.api import check
@@ -338,7 +370,9 @@ def marker_problem(marker: pytest.Mark) -> str | None:
         return (f"unknown option(s) {', '.join(map(repr, unknown))}; "
                 f"it takes ops and {', '.join(options)}")
     from gradcheck import default_registry
+    from gradcheck.checker.targets import as_target
 
+    spec = {k: v for k, v in kwargs.items() if k in _TARGET_OPTIONS}
     for op in ops:
         if isinstance(op, str):
             try:
@@ -346,6 +380,10 @@ def marker_problem(marker: pytest.Mark) -> str | None:
             except KeyError as error:  # UnknownOpError, with its suggestions
                 # its message as given: str() of a plain KeyError would add quotes
                 return str(error.args[0]) if error.args else f"unknown op {op!r}"
+        try:  # as gradcheck.check builds it: cheap, and runs none of the op
+            as_target(op, kwargs.get("inputs"), **spec)
+        except (ValueError, TypeError) as error:
+            return f"op {_op_label(op)}: {error}"
     return None
 
 
