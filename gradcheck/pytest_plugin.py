@@ -508,18 +508,14 @@ def _environment(state: _Session, reports: Sequence[Report]) -> dict[str, str]:
 
 
 def _write_report(state: _Session) -> None:
-    from gradcheck.render import atomic_write_text, render_html
+    """Both files, written as ``gradcheck run`` writes its own (missing folders created, a
+    symlink written through to where it points)."""
+    from gradcheck.cli.run import write_outputs
 
     assert state.report_path is not None
     results = _results(state)
     results.environment = _environment(state, results.reports)  # only a file records it
-    json_path = state.report_path
-    html_path = json_path.with_suffix(".html")
-    json_text = results.to_json() + "\n"
-    html_text = render_html(results)
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(json_path, json_text)
-    atomic_write_text(html_path, html_text)
+    write_outputs(results, state.report_path, state.report_path.with_suffix(".html"))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,

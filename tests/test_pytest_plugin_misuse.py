@@ -1,5 +1,5 @@
 """The pytest plugin given wrong values: a marker's option values ``gradcheck.check``
-refuses.
+refuses, and a ``--gradcheck-report`` path that leads through a symlink.
 
 Every refusal reads as one paragraph naming the test, the marker's op and what is wrong
 (``check``'s own message), never as a traceback through the plugin or the checker.
@@ -151,3 +151,16 @@ def test_other_values_check_refuses_fail_the_test_with_its_message(
     assert "Traceback" not in out and "During handling" not in out
     assert "pytest_plugin.py" not in out and "api.py" not in out
 
+
+def test_report_through_a_symlink_into_a_missing_folder(pytester: pytest.Pytester) -> None:
+    # As `gradcheck run --json` does: the folder the symlink points into is created.
+    pytester.makepyfile(test_one="def test_one(gradcheck):\n"
+                                 "    gradcheck.check('elu', examples=1, paths=['vjp'])\n")
+    target = pytester.path / "elsewhere" / "deeper" / "gc.json"
+    (pytester.path / "gc.json").symlink_to(target)
+    result = pytester.runpytest(*FAST, "--gradcheck-report=gc.json")
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.OK
+    assert (pytester.path / "gc.json").is_symlink()
+    assert '"nn.elu"' in target.read_text()
+    assert "nn.elu" in (pytester.path / "gc.html").read_text()
