@@ -31,11 +31,10 @@ from gradcheck.engine.functional import jvp as engine_jvp
 from gradcheck.engine.functional import vjp as engine_vjp
 from gradcheck.engine.pytree import flatten, unflatten
 from gradcheck.engine.tensor import Tensor, tensor, value_of
-from gradcheck.oracles.inputs import no_floating_output
 
 __all__ = [
     "PATHS", "FIRST_ORDER", "SECOND_ORDER", "InputMutated", "Guard", "fingerprint", "same_bits",
-    "EngineProblem",
+    "EngineProblem", "no_floating_output",
 ]
 
 FIRST_ORDER = ("vjp", "jvp", "double_vjp")
@@ -135,6 +134,15 @@ def _shared(tree: Any) -> bool:
 
 def _arrays(values: Sequence[Any]) -> Arrays:
     return [np.array(value_of(v)) for v in values]
+
+
+def no_floating_output(name: str, dtypes: Sequence[str]) -> ValueError:
+    """The error of a function none of whose outputs is floating or complex (indices, a
+    comparison's booleans): nothing can be differentiated, so nothing would be compared."""
+    return ValueError(f"{name}: no output is floating or complex (output dtypes: "
+                      f"{', '.join(dtypes) or 'none'}), so there is nothing to differentiate "
+                      "and no derivative can be checked; return a floating output (or select "
+                      "one with outputs=[...])")
 
 
 class EngineProblem:

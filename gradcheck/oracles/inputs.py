@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checker.paths import no_floating_output
+
 __all__ = ["Output", "Call", "make_call", "tangents_for", "per_output", "pack_output",
            "function_name", "no_floating_output"]
 
@@ -43,15 +45,6 @@ def output_leaves(out: Any, where: str = "") -> list[tuple[str, Any]]:
         return [leaf for i, value in enumerate(out)
                 for leaf in output_leaves(value, f"{where}[{i}]")]
     return [(where, out)]
-
-
-def no_floating_output(name: str, dtypes: Sequence[str]) -> ValueError:
-    """The error of a function none of whose outputs is floating or complex (indices, a
-    comparison's booleans): nothing can be differentiated, so nothing would be compared."""
-    return ValueError(f"{name}: no output is floating or complex (output dtypes: "
-                      f"{', '.join(dtypes) or 'none'}), so there is nothing to differentiate "
-                      "and no derivative can be checked; return a floating output (or select "
-                      "one with outputs=[...])")
 
 
 @dataclass(frozen=True, eq=False)
