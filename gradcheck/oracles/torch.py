@@ -18,6 +18,14 @@ both run it.  ``fn`` may be a plain function of tensors, a ``torch.autograd.Func
 ``hvp_rev_rev``  ``torch.autograd.grad`` twice, ``create_graph=True``
 ``hvp_rev_fwd``  ``torch.func.vjp`` of ``(x, u) -> J(x) u`` (``torch.func.jvp``)
 
+When ``torch.func`` refuses ``fn`` with a RuntimeError (an ``autograd.Function`` without
+``setup_context``, ``requires_grad_`` or a data pointer inside ``fn``), ``jvp`` and the two HVPs
+that use forward mode run on ``torch.autograd.forward_ad``'s dual tensors instead, as
+``torch.autograd.gradcheck(check_forward_ad=True)`` does: ``jvp`` is the outputs' tangents,
+``hvp_fwd_rev`` the tangent of ``autograd.grad`` at dual inputs and cotangents, ``hvp_rev_fwd``
+``autograd.grad`` of the tangents.  Only what neither route computes is unsupported, in the
+words of the second.
+
 ``double_vjp`` also says whether its result was computed from the dummy: whether the autograd
 graph of the result (built with ``create_graph=True``) reaches the dummy's leaf.
 
@@ -214,6 +222,27 @@ class TorchProblem:
         _, tangent = self.torch.func.jvp(self._f, tuple(xs), tuple(us))
         return tuple(tangent)
 
+    def _func_else_dual(self, func: Callable[[], Any], dual: Callable[[], Any]) -> Any:
+        """``func()``, the ``torch.func`` route; when torch.func refuses ``fn`` (its refusals
+        are RuntimeErrors), ``dual()`` inside a ``torch.autograd.forward_ad`` dual level.  A
+        NotImplementedError (torch has no forward formula) is both routes' and goes up."""
+        try:
+            return func()
+        except RuntimeError:
+            with self.torch.autograd.forward_ad.dual_level():
+                return dual()
+
+    def _dual_k(self, xs: Sequence[Any], us: Sequence[Any]) -> tuple[Any, ...]:
+        """``J(x) u`` by forward_ad (inside a dual level): each output's tangent at ``x + εu``,
+        zeros where torch gives none."""
+        make_dual = self.torch.autograd.forward_ad.make_dual
+        return tuple(self._tangent(o) for o in
+                     self._f(*(make_dual(x, u) for x, u in zip(xs, us, strict=True))))
+
+    def _tangent(self, dual: Any) -> Any:
+        primal, tangent = self.torch.autograd.forward_ad.unpack_dual(dual)
+        return self.torch.zeros_like(primal) if tangent is None else tangent
+
     @staticmethod
     def _arrays(values: Sequence[Any]) -> Arrays:
         # force: torch.func hands back ZeroTensors for structurally zero results
@@ -250,8 +279,10 @@ class TorchProblem:
 
     def jvp(self, primals: Sequence[Any], tangents: Sequence[Any]) -> Arrays:
         self.counts["jvp"] += 1
-        with torch_errors(self.name, "forward AD (torch.func.jvp)"):
-            return self._arrays(self._k(self._tensors(primals), self._tensors(tangents)))
+        xs, us = self._tensors(primals), self._tensors(tangents)
+        with torch_errors(self.name, "forward AD (torch.func.jvp, else forward_ad)"):
+            return self._arrays(self._func_else_dual(lambda: self._k(xs, us),
+                                                     lambda: self._dual_k(xs, us)))
 
     def double_vjp(self, primals: Sequence[Any], tangents: Sequence[Any],
                    dummies: Sequence[Any]) -> tuple[Arrays, bool]:
@@ -267,12 +298,25 @@ class TorchProblem:
                     tangents: Sequence[Any], cotangent_tangents: Sequence[Any]) -> Arrays:
         self.counts["hvp_fwd_rev"] += 1
         n, kept = len(primals), self._floating_outputs(primals)
-        with torch_errors(self.name, "forward AD over backward"):
-            _, out = self.torch.func.jvp(
+
+        def func() -> Any:
+            return self.torch.func.jvp(
                 lambda *z: self._g(z[:n], z[n:], kept),
                 (*self._tensors(primals), *self._cotangents(cotangents)),
-                (*self._tensors(tangents), *self._cotangents(cotangent_tangents)))
-        return self._arrays(out)
+                (*self._tensors(tangents), *self._cotangents(cotangent_tangents)))[1]
+
+        def dual() -> tuple[Any, ...]:
+            make_dual = self.torch.autograd.forward_ad.make_dual
+            xs = self._tensors(primals, requires_grad=True)
+            duals = [make_dual(x, u) for x, u in zip(xs, self._tensors(tangents), strict=True)]
+            vs = [make_dual(v, w) for v, w in zip(self._cotangents(cotangents),
+                                                  self._cotangents(cotangent_tangents),
+                                                  strict=True)]
+            grads = self._grad(self._f(*duals), xs, vs, create_graph=True)
+            return tuple(self._tangent(g) for g in grads)
+
+        with torch_errors(self.name, "forward AD over backward"):
+            return self._arrays(self._func_else_dual(func, dual))
 
     def hvp_rev_rev(self, primals: Sequence[Any], cotangents: Sequence[Any],
                     second: Sequence[Any]) -> tuple[Arrays, Arrays]:
@@ -288,10 +332,19 @@ class TorchProblem:
                     cotangents: Sequence[Any]) -> tuple[Arrays, Arrays]:
         self.counts["hvp_rev_fwd"] += 1
         n, kept = len(primals), self._floating_outputs(primals)
-        with torch_errors(self.name, "backward over forward AD"):
+        vs = _pick(self._cotangents(cotangents), kept)
+
+        def func() -> Any:
             _, pull = self.torch.func.vjp(lambda *z: _pick(self._k(z[:n], z[n:]), kept),
                                           *self._tensors([*primals, *tangents]))
-            res = self._arrays(pull(_pick(self._cotangents(cotangents), kept)))
+            return pull(vs)
+
+        def dual() -> list[Any]:
+            xs = self._tensors([*primals, *tangents], requires_grad=True)
+            return self._grad(_pick(self._dual_k(xs[:n], xs[n:]), kept), xs, vs)
+
+        with torch_errors(self.name, "backward over forward AD"):
+            res = self._arrays(self._func_else_dual(func, dual))
         return res[:n], res[n:]
 
 
