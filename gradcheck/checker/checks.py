@@ -254,7 +254,7 @@ def judge(sess: Session, sides: Callable[[Session], Sides]) -> tuple[Verdict, Si
 
 def _record(sess: Session, path: str, against: str, verdict: Verdict, what: str,
             directions: dict[str, Arrays], shapes: list[tuple[int, ...]] | None = None,
-            blame: dict[str, str] | None = None) -> None:
+            blame: dict[str, Any] | None = None) -> None:
     index, at = None, ""
     if verdict.worst is not None and shapes is not None:
         index, at = where(verdict.worst, shapes, "element")
@@ -266,9 +266,9 @@ def _record(sess: Session, path: str, against: str, verdict: Verdict, what: str,
 
 def self_check(sess: Session, path: str) -> None:
     """``path`` against the other paths: the table's exact identities, at rounding-level
-    tolerance (on a reference side, with the paths it computes).  A failing identity says
-    which of the two paths the numeric reference supports at this example, when it has
-    judged both."""
+    tolerance (on a reference side, with the paths it computes).  A failing identity is filed
+    under the path the evidence blames, and says what that evidence is (see
+    :func:`_attribute`)."""
     for identity in row(path).identities:
         if sess.side and identity.against not in sess.options.paths:
             # a reference side that computes only some paths its own way (tf_function's
@@ -276,41 +276,87 @@ def self_check(sess: Session, path: str) -> None:
             continue
         verdict, _ = judge(sess, identity.sides)
         shapes = identity.shapes(sess) if identity.shapes is not None else None
-        message, blame, filed, against = identity.message, {}, path, identity.against
+        filed, against, said = path, identity.against, ""
+        blame: dict[str, Any] = {}
         if not verdict.passed:
-            judged = _supported(sess, path, identity.against)
-            if judged is not None:
-                right, wrong = judged
-                message += (f"; the numeric reference supports {right} and rejects {wrong} "
-                            f"here: {wrong} is wrong")
-                blame = {"numeric_supports": right, "numeric_rejects": wrong}
-                # filed under the wrong path: the right one's cell must not read "fail"
-                filed, against = wrong, right
-        _record(sess, filed, against, verdict, message, identity.directions(sess), shapes,
-                blame)
+            filed, against, said, blame = _attribute(sess, path, identity.against)
+        _record(sess, filed, against, verdict, identity.message + said,
+                identity.directions(sess), shapes, blame)
 
 
-def _supported(sess: Session, path: str, against: str) -> tuple[str, str] | None:
-    """``(right, wrong)`` when the numeric checks of the two paths at this example went
-    different ways (None otherwise): an identity fails on both of its paths, and this says
-    which one is wrong (the finding is then filed under it; see :func:`blamed_identities`)."""
-    def judged() -> dict[str, bool]:
-        return {o.path: o.kind is None for o in sess.outcomes
+#: When both paths of a failing identity pass the numeric check, the one whose error is this
+#: many times the other's share of its tolerance (and at least NOTICEABLE of it) is the
+#: likelier culprit (the same rule as a disagreement with a reference framework's path).
+LIKELIER, NOTICEABLE = 10.0, 0.05
+
+Attribution = tuple[str, str, str, dict[str, Any]]
+
+
+def _attribute(sess: Session, path: str, against: str) -> Attribution:
+    """``(filed, other, said, details)`` for a failing identity between ``path`` and
+    ``against``: the path it is filed under (the right one's cell must not read "fail"), the
+    other, what the message adds and the details that record it.
+
+    The numeric reference decides when it rejects one path and supports the other.  When it
+    passes both (their disagreement is below its tolerance but above rounding), the path
+    whose numeric error is the far larger share of its tolerance is the likelier culprit;
+    else both are suspects, filed under ``path``.  Other identities at the same example are
+    no evidence: double_vjp transposes the VJP's rule, so it agrees with the VJP whether
+    the VJP or the JVP is the wrong one."""
+    verdicts = _numeric_verdicts(sess, path, against)
+    both = f"{path} and {against} are both suspects"
+    if verdicts is None:
+        return path, against, (f"; the numeric reference did not judge both paths here, so "
+                               f"it cannot tell which is wrong: {both}"), \
+            {"suspects": [path, against]}
+    ok = {p: o.kind is None for p, o in verdicts.items()}
+    if ok[path] != ok[against]:
+        right, wrong = (path, against) if ok[path] else (against, path)
+        return wrong, right, (f"; the numeric reference supports {right} and rejects {wrong} "
+                              f"here: {wrong} is wrong"), \
+            {"numeric_supports": right, "numeric_rejects": wrong}
+    if not ok[path]:
+        return path, against, (f"; the numeric reference rejects both {path} and {against} "
+                               "here: both are wrong"), {"suspects": [path, against]}
+    ratio = {p: _ratio(o) for p, o in verdicts.items()}
+    ratios = {p: float(f"{r:.3g}") for p, r in ratio.items()}
+    shares = f"error ratios {ratio[path]:.2g} for {path}, {ratio[against]:.2g} for {against}"
+    passes = "; the numeric reference passes both paths here, so it cannot tell which is wrong"
+    for likely, other in ((path, against), (against, path)):
+        if ratio[likely] >= max(LIKELIER * ratio[other], NOTICEABLE):
+            return likely, other, (f"{passes}; filed under {likely}, whose error against it is "
+                                   f"the larger share of its tolerance ({shares}): {likely} "
+                                   f"is the likelier culprit, {other} still a suspect"), \
+                {"suspects": [likely, other], "likelier": likely, "numeric_ratios": ratios}
+    return path, against, f"{passes} ({shares}): {both}", \
+        {"suspects": [path, against], "numeric_ratios": ratios}
+
+
+def _ratio(outcome: Outcome) -> float:
+    """A passing numeric check's error over its tolerance (0 when it has none to tell)."""
+    r = outcome.verdict.ratio if outcome.verdict is not None else 0.0
+    return r if math.isfinite(r) else 0.0
+
+
+def _numeric_verdicts(sess: Session, path: str, against: str) -> dict[str, Outcome] | None:
+    """The numeric checks of the two paths at this example, judged now when they were not
+    yet (a later path, or a search that runs this identity only; the plan does not judge
+    them again); None when either is missing or inconclusive (it could not judge)."""
+    def judged() -> dict[str, Outcome]:
+        return {o.path: o for o in sess.outcomes
                 if o.reference == "numeric" and o.path in (path, against)}
 
     verdicts = judged()
     if len(verdicts) < 2 and "numeric" in sess.options.references:
-        # not judged yet (a later path, or a search that runs this identity only): judge
-        # them now (the plan does not judge them again)
         for p in (path, against):
             try:
                 numeric_check(sess, p)
             except Stop:
                 return None
         verdicts = judged()
-    if len(verdicts) < 2 or verdicts[path] == verdicts[against]:
+    if len(verdicts) < 2 or any(o.details.get("inconclusive") for o in verdicts.values()):
         return None
-    return (path, against) if verdicts[path] else (against, path)
+    return verdicts
 
 
 def blamed_identities(path: str) -> list[str]:
