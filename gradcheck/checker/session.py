@@ -136,8 +136,10 @@ class Session(Guarded):
     def forward(self) -> None:
         """Evaluate the outputs; :class:`Skip` when they are not finite (overflow), when an
         axis (a parameter's, or the function's own) does not fit the drawn shapes (``axis=0``
-        of a 0-d input is no example of the function, see :func:`_axis_misfit`), or when the
-        function does not take the example's empty arrays (``max`` of a zero-size array)."""
+        of a 0-d input is no example of the function, see :func:`_axis_misfit`), when a drawn
+        input has too few dimensions for it (``x[..., 0]`` of a 0-d input, see
+        :func:`_rank_misfit`), or when the function does not take the example's empty arrays
+        (``max`` of a zero-size array)."""
         misfit: list[str] = []
 
         def call() -> Any:
@@ -175,6 +177,9 @@ class Session(Guarded):
         works is a finding."""
         if _axis_misfit(error):
             return "axis"
+        drawn = not self.side and not self.target.given_point  # a given point is reported
+        if drawn and _rank_misfit(error, self.example.args):
+            return "axis"  # an axis or index the drawn shape lacks: the same advice
         if not self.side and any(_zero_size(a) for a in self.example.args):
             return "empty"  # the function's own (a reference's crash is attributed to it)
         return None
@@ -320,6 +325,71 @@ def _axis_misfit(error: BaseException) -> bool:
     if _JAX_AXIS.fullmatch(str(error)) is not None:
         return _raised_in(error, ("jax", "jaxlib"))
     return _TF_AXIS.fullmatch(str(error)) is not None and _raised_in(error, ("tensorflow",))
+
+
+#: Words for "the array has too few dimensions for this operation" (numpy, gradcheck.numpy,
+#: torch, JAX, TensorFlow's kernels and graph-mode shape functions), each with the rank it
+#: needs unless a group says it: ``need``, the rank needed; ``has``, the failing array's
+#: rank; ``dim``, an axis it lacks; ``core`` and ``got``, a core signature and the shape given.
+_RANK = [(re.compile(words), need) for words, need in [
+    # numpy, gradcheck.numpy, JAX
+    (r"[Tt]oo many indices(?: for array)?: array is (?P<has>\d+)-dimensional, "
+     r"but (?P<need>\d+) were indexed", 1),
+    (r"[Ii]nput operand \d+ does not have enough dimensions \(has (?P<has>\d+), gufunc core "
+     r"with signature \S+ requires (?P<need>\d+)\)", 1),
+    (r"matmul input operand \d+ must have ndim at least (?P<need>\d+), but it has ndim "
+     r"(?P<has>\d+)", 1),
+    (r"(?P<has>\d+)-dimensional array given\. Array must be at least two-dimensional", 2),
+    (r"diag(?:onal)? requires an array of at least two dimensions", 2),
+    (r"requires input that is at least one dimensional|inputs? must have at least one "
+     r"dimension|At least one array has zero dimension|zero-dimensional arrays cannot be "
+     r"concatenated", 1),
+    (r"must have shape [\[(]\.\.\.(?P<core>(?:, [a-z])+)[\])], got \((?P<got>[^)]*)\)", 1),
+    # torch
+    (r"too many indices for tensor of dimension (?P<has>\d+)", 1),
+    (r"invalid index of a 0-dim tensor|both arguments to matmul need to be at least 1D"
+     r"|diff expects input to be at least one-dimensional", 1),
+    (r"(?:self|mat2) must be a matrix", 2),
+    (r"must have at least (?P<need>\d+) dimensions", 1),
+    (r"only supported on matrices or batches of matrices\. Got (?P<has>\d+)-D", 2),
+    # TensorFlow
+    (r"Attempting to slice scalar input|slice index -?\d+ of dimension 0 out of bounds", 1),
+    (r"logits must have >= (?P<need>\d+) dimension", 1),
+    (r"input must be (?P<need>\d+)-D or higher", 1),
+    (r"input must be >= (?P<need>\d+)-D", 1),
+    (r"input must be at least (?P<need>\d+)-dim", 1),
+    (r"params must be at least (?P<need>\d+) dimensional", 1),
+    (r"ndims must be == (?P<need>\d+): (?P<has>\d+)", 1),
+    (r"Input tensor \d+ must have rank >= (?P<need>\d+), got (?P<has>\d+)", 1),
+    (r"Shape must be (?:at least )?rank (?P<need>\d+) but is rank (?P<has>\d+)", 1),
+    (r"transpose expects a vector of size (?P<has>\d+)\. But input\(1\) is a vector of "
+     r"size (?P<need>\d+)", 1),
+    (r"Index out of range using input dim (?P<dim>\d+); input has only (?P<has>\d+) dims", 1),
+    (r"should be a \(batch\) matrix with rank >= (?P<need>\d+)", 2),
+]]
+
+
+def _rank_misfit(error: BaseException, args: list[Any]) -> bool:
+    """Whether ``error`` says an array has fewer dimensions than the failing operation needs
+    (``x[..., 0]`` of a 0-d array, ``softmax`` or ``inv`` of too low a rank) and an input of
+    the example has fewer than that: a shape the function does not take.  When every input
+    has the rank needed, the function failed at a shape it should take: a finding."""
+    if not isinstance(error, (IndexError, ValueError, RuntimeError)) and \
+            type(error).__name__ != "InvalidArgumentError":
+        return False
+    for words, need in _RANK:
+        found = words.search(str(error))
+        if found is None:
+            continue
+        said = {k: v for k, v in found.groupdict().items() if v is not None}
+        has = int(said["has"]) if "has" in said else None
+        if "core" in said:  # (..., n, n) needs as many dimensions as it names
+            need, has = said["core"].count(","), len([d for d in said["got"].split(",") if d])
+        need = int(said["dim"]) + 1 if "dim" in said else int(said.get("need", need))
+        if has is not None and has >= need:
+            return False  # the failing array had the rank: the words mean something else
+        return any(np.ndim(a) < need for a in args if isinstance(a, (np.ndarray, np.generic)))
+    return False
 
 
 def _raised_in(error: BaseException, packages: tuple[str, ...]) -> bool:
