@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checker.checks import describe
+from gradcheck.checker.checks import LIKELIER, NOTICEABLE, describe
 from gradcheck.checker.compare import Outcome, flat, top, where
 from gradcheck.checker.gauge import SignAligned, align_signs
 from gradcheck.checker.references import Reference, Unsupported
@@ -99,8 +99,9 @@ def _forward_differs(sess: Session, rs: Session) -> tuple[Outcome | None, bool]:
 
 #: When both sides pass the numeric check yet disagree, the one whose error against the
 #: numeric derivative is this many times the other's (and at least NOTICEABLE of its
-#: tolerance) is the one the disagreement is attributed to.
-CLOSER, NOTICEABLE = 10.0, 0.05
+#: tolerance) is the one the disagreement is attributed to: the rule an identity between
+#: two paths uses (``checks.LIKELIER``).
+CLOSER = LIKELIER
 
 
 def examine_reference(sess: Session, ref: Reference, wanted: set[tuple[str, str]] | None,
