@@ -15,6 +15,9 @@ The real transforms are where bugs hide: ``rfft`` keeps bins ``0..n//2`` of ``ff
   bins and ``1`` on DC and Nyquist (whose imaginary parts ``irfft`` ignores: their
   cotangents come out real).
 
+A real input where a complex one is expected (numpy reads it with zero imaginary part) gets
+the real part of its cotangent, as everywhere (``cast_cotangent``).
+
 All rules are written with registered ops (the transforms themselves, conj, multiply, pad
 and getitem), so they differentiate again.
 """
@@ -281,7 +284,7 @@ def _irfft_vjp(g: Any, out: Any, a: Any, n: Any = None, axis: int = -1,
                norm: Any = None) -> Any:
     bins = shape_of(a)[axis]
     length = 2 * (bins - 1) if n is None else n
-    return _irfft_transpose(g, length, bins, axis, norm)
+    return cast_cotangent(_irfft_transpose(g, length, bins, axis, norm), dtype_of(a))
 
 
 rfft: Op = define_op(
@@ -339,7 +342,7 @@ def _irfftn_vjp(default: Any) -> Callable[..., Any]:
         if len(ax) > 1:
             h = ifftn(h, None, ax[:-1], norm)
             h = _resize_all(h, [shape_of(a)[i] for i in ax[:-1]], ax[:-1])
-        return h
+        return cast_cotangent(h, dtype_of(a))
     return vjp
 
 
