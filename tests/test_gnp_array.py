@@ -83,3 +83,12 @@ def test_ragged_entries_are_numpys_error():
     with pytest.raises(ValueError, match="inhomogeneous"):
         gnp.array([t, [1.0]])
 
+
+def test_take_with_an_empty_index_list_is_empty_as_in_numpy():
+    a = np.arange(6.0).reshape(2, 3)
+    assert gnp.take(gc.tensor(a), [], axis=1).shape == np.take(a, [], axis=1).shape == (2, 0)
+    assert gnp.take(gc.tensor(a), ()).shape == (0,)
+    g = gc.grad(lambda v: gnp.sum(gnp.take(v, [], axis=1)) + gnp.sum(v))(a)
+    np.testing.assert_array_equal(g.numpy(), np.ones_like(a))
+    with pytest.raises(TypeError, match="take: indices must be integers"):
+        gnp.take(gc.tensor(a), np.array([]), axis=1)  # numpy refuses an empty float array too

@@ -63,7 +63,10 @@ class AxisIndices(Domain):
 
 
 def _indices(op: str, indices: Any) -> np.ndarray:
-    idx = np.asarray(value_of(indices))
+    indices = value_of(indices)
+    idx = np.asarray(indices)
+    if idx.size == 0 and isinstance(indices, (list, tuple)):
+        idx = idx.astype(np.intp)  # numpy reads an empty list as no indices, not as floats
     if idx.dtype.kind not in "iu":
         raise TypeError(f"{op}: indices must be integers, got dtype {idx.dtype}")
     return idx
