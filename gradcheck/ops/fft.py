@@ -102,14 +102,60 @@ def _irfft_transpose(g: Any, n: int, bins: int, axis: int, norm: Any) -> Any:
     return _resize(r, bins, axis)
 
 
-def _axes_of(x: Any, s: Any, axes: Any, default: Any) -> tuple[tuple[int, ...], list[int]]:
-    """numpy.fft's ``(axes, lengths)`` for an n-D transform of ``x``."""
-    ndim = len(shape_of(x))
+def _check_axis(op: str, name: str, axis: Any, ndim: int) -> int:
+    """``axis`` as a non-negative int; numpy's ``AxisError`` (an ``IndexError``) naming
+    ``op`` when it is out of bounds for ``a``."""
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(f"op {op!r}: {name} {axis} is out of bounds for an "
+                                      f"input a of dimension {ndim}")
+    return int(axis) % ndim
+
+
+def _check_points(op: str, what: str, points: Any) -> None:
+    if points < 1:
+        raise ValueError(f"op {op!r}: {what} is {points}; a transform needs at least 1 point")
+
+
+def _check_1d(op: str, a: Any, n: Any, axis: Any, inverse_real: bool = False) -> None:
+    """numpy.fft's conditions on ``(a, n, axis)``, in errors that name ``op``."""
+    ax = _check_axis(op, "axis", axis, len(shape_of(a)))
+    if n is not None:
+        _check_points(op, "n", n)
+    elif inverse_real:
+        bins = shape_of(a)[ax]
+        _check_points(op, f"the default n = 2 * ({bins} - 1) for the {bins} bins of a "
+                      f"along axis {axis}", 2 * (bins - 1))
+    else:
+        _check_points(op, f"the length along axis {axis} (from a's shape)", shape_of(a)[ax])
+
+
+def _axes_of(op: str, x: Any, s: Any, axes: Any, default: Any,
+             kind: str = "complex") -> tuple[tuple[int, ...], list[int]]:
+    """numpy.fft's ``(axes, lengths)`` for an n-D transform of ``x``, checked.
+
+    An entry -1 of ``s`` keeps the input's length, None the 1-D transform's default (for
+    ``kind`` "irfft", ``2 (m - 1)`` on the last axis); "rfft" and "irfft" need an axis.
+    """
+    shape = shape_of(x)
     if axes is None:
         axes = default if default is not None else (
-            tuple(range(ndim)) if s is None else tuple(range(ndim - len(s), ndim)))
-    axes = tuple(int(a) % max(ndim, 1) for a in axes)
-    lengths = list(s) if s is not None else [shape_of(x)[a] for a in axes]
+            tuple(range(len(shape))) if s is None else
+            tuple(range(len(shape) - len(s), len(shape))))
+    axes = tuple(_check_axis(op, "axes entry", a, len(shape)) for a in axes)
+    if s is not None and len(s) != len(axes):
+        raise ValueError(f"op {op!r}: s has {len(s)} entries but axes has {len(axes)} "
+                         f"({axes}); give one length per transformed axis")
+    if kind != "complex" and not axes:
+        raise IndexError(f"op {op!r}: no axis to transform (axes is empty or a is 0-d); "
+                         "a real transform needs one")
+    given = [None] * len(axes) if s is None else list(s)
+    lengths = [shape[a] if n in (None, -1) else n for a, n in zip(axes, given, strict=True)]
+    if kind == "irfft" and (s is None or s[-1] is None):
+        lengths[-1] = 2 * (shape[axes[-1]] - 1)
+    for i, length in enumerate(lengths):
+        _check_points(op, f"the length along axis {axes[i]} (from a's shape)"
+                      if given[i] in (None, -1) else f"s[{i}] (the length along axis {axes[i]})",
+                      length)
     return axes, lengths
 
 
@@ -124,7 +170,7 @@ def _fft_vjp(transform: Callable[..., Any]) -> Callable[..., Any]:
 def _fftn_vjp(transform: Callable[..., Any], default: Any) -> Callable[..., Any]:
     def vjp(g: Any, out: Any, a: Any, s: Any = None, axes: Any = default,
             norm: Any = None) -> Any:
-        ax, _ = _axes_of(a, s, axes, default)
+        ax, _ = _axes_of("fftn", a, s, axes, default)
         h = transform(g, None, ax, norm)
         h = _resize_all(h, [shape_of(a)[i] for i in ax], ax)
         return cast_cotangent(h, dtype_of(a))
@@ -134,6 +180,7 @@ def _fftn_vjp(transform: Callable[..., Any], default: Any) -> Callable[..., Any]
 def _forward(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     def forward(a: Any, n: Any = None, axis: int = -1, norm: Any = None) -> np.ndarray:
         _check_norm(name, norm)
+        _check_1d(name, a, n, axis, inverse_real=name == "irfft")
         return np.asarray(fn(a, n, axis, norm))
     forward.__doc__ = f"numpy.fft.{name}(a, n, axis, norm)."
     return forward
@@ -142,6 +189,7 @@ def _forward(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 def _forward_n(name: str, fn: Callable[..., Any], default: Any) -> Callable[..., Any]:
     def forward(a: Any, s: Any = None, axes: Any = default, norm: Any = None) -> np.ndarray:
         _check_norm(name, norm)
+        _axes_of(name, a, s, axes, default)
         return np.asarray(fn(a, s, axes, norm))
     forward.__doc__ = f"numpy.fft.{name}(a, s, axes, norm)."
     return forward
@@ -269,6 +317,7 @@ _BY_NAME.update(fft=fft, ifft=ifft, fftn=fftn, ifftn=ifftn)
 def _rfft_forward(a: Any, n: Any = None, axis: int = -1, norm: Any = None) -> np.ndarray:
     """numpy.fft.rfft(a, n, axis, norm): bins 0..n//2 of the DFT of a real array."""
     _check_norm("rfft", norm)
+    _check_1d("rfft", a, n, axis)
     if np.iscomplexobj(a):
         raise TypeError("op 'rfft': a must be real, got a complex array (use fft)")
     return np.asarray(np.fft.rfft(a, n, axis, norm))
@@ -307,6 +356,7 @@ def _rfftn_forward(default: Any, name: str) -> Callable[..., Any]:
         _check_norm(name, norm)
         if np.iscomplexobj(a):
             raise TypeError(f"op {name!r}: a must be real, got a complex array")
+        _axes_of(name, a, s, axes, default, "rfft")
         return np.asarray(np.fft.rfftn(a, s, axes, norm))
     forward.__doc__ = f"numpy.fft.{name}(a, s, axes, norm): rfft over the last of the axes, " \
                       "fft over the others."
@@ -316,7 +366,7 @@ def _rfftn_forward(default: Any, name: str) -> Callable[..., Any]:
 def _rfftn_vjp(default: Any) -> Callable[..., Any]:
     def vjp(g: Any, out: Any, a: Any, s: Any = None, axes: Any = default,
             norm: Any = None) -> Any:
-        ax, lengths = _axes_of(a, s, axes, default)
+        ax, lengths = _axes_of("rfftn", a, s, axes, default, "rfft")
         h = fftn(g, None, ax[:-1], norm) if len(ax) > 1 else g
         h = _rfft_transpose(h, lengths[-1], ax[-1], norm)
         return _resize_all(h, [shape_of(a)[i] for i in ax], ax)
@@ -326,6 +376,7 @@ def _rfftn_vjp(default: Any) -> Callable[..., Any]:
 def _irfftn_forward(default: Any, name: str) -> Callable[..., Any]:
     def forward(a: Any, s: Any = None, axes: Any = default, norm: Any = None) -> np.ndarray:
         _check_norm(name, norm)
+        _axes_of(name, a, s, axes, default, "irfft")
         return np.asarray(np.fft.irfftn(a, s, axes, norm))
     forward.__doc__ = f"numpy.fft.{name}(a, s, axes, norm): ifft over all but the last of " \
                       "the axes, irfft over the last."
@@ -335,7 +386,7 @@ def _irfftn_forward(default: Any, name: str) -> Callable[..., Any]:
 def _irfftn_vjp(default: Any) -> Callable[..., Any]:
     def vjp(g: Any, out: Any, a: Any, s: Any = None, axes: Any = default,
             norm: Any = None) -> Any:
-        ax, _ = _axes_of(a, s, axes, default)
+        ax, _ = _axes_of("irfftn", a, s, axes, default, "irfft")
         bins = shape_of(a)[ax[-1]]
         length = shape_of(g)[ax[-1]]  # the output's length along the last axis
         h = _irfft_transpose(g, length, bins, ax[-1], norm)
