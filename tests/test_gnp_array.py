@@ -92,3 +92,18 @@ def test_take_with_an_empty_index_list_is_empty_as_in_numpy():
     np.testing.assert_array_equal(g.numpy(), np.ones_like(a))
     with pytest.raises(TypeError, match="take: indices must be integers"):
         gnp.take(gc.tensor(a), np.array([]), axis=1)  # numpy refuses an empty float array too
+
+
+def test_float_of_a_tensor_being_differentiated_is_an_error_as_in_autograd():
+    import math
+
+    with pytest.raises(TypeError):  # autograd: float() argument must be ... not 'ArrayBox'
+        autograd.grad(lambda v: math.sqrt(v[0]) * v[1])(X)
+    with pytest.raises(TypeError, match=r"float\(\) of a gradcheck Tensor being differentiated"):
+        gc.grad(lambda v: math.sqrt(v[0]) * v[1])(X)  # was [0, 1]: sqrt's derivative lost
+    with pytest.raises(TypeError, match="would lose its derivative"):
+        gc.jvp(lambda v: v * float(v[0]), (X,), (X,))
+    t = gc.tensor(X)
+    with gc.GradientTape():
+        assert float(t[0]) == 1.0  # not watched: a constant, as before
+    assert float(gnp.sum(t)) == pytest.approx(2.5)

@@ -133,6 +133,11 @@ class Tensor:
         return bool(self._value)
 
     def __float__(self) -> float:
+        # as in autograd and JAX: a Python float of a value being differentiated has none
+        if any(tracer.watched(self) for tracer in state.current):
+            raise TypeError("float() of a gradcheck Tensor being differentiated would lose "
+                            "its derivative (math.sqrt(t) and the like call it); use gnp's "
+                            "functions (gnp.sqrt(t)), or float(t.numpy()) for a constant")
         return float(self._value)
 
     def __int__(self) -> int:
