@@ -14,11 +14,16 @@ key.
 ``shapes``   a signature with one group per input (``"(...,n,n),(n)"``): dimension names,
              sizes and ``...``; a matrix domain's group ends in two dimensions (equal ones
              for a square domain such as ``spd``).
+
+:func:`check_call` checks ``inputs`` and ``params`` against the target's signature, and
+:func:`check_param_refs` that a domain naming a param (``num_segments = "nseg"``) names one
+the examples draw.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +33,12 @@ from gradcheck.domains import Domain, Fixed, domain_from_table, domain_named
 from gradcheck.domains_complex import COMPLEX_NAMED
 
 __all__ = ["resolve_inputs", "split_params", "resolve_positions", "signature_for",
-           "bind_given", "select_outputs", "check_shapes", "is_complex", "complex_inputs"]
+           "bind_given", "select_outputs", "check_shapes", "is_complex", "complex_inputs",
+           "check_call", "check_param_refs"]
+
+#: Domain arguments that may hold the name of a param instead of a value (segment ids'
+#: ``num_segments``, indices' ``axis``).
+PARAM_ARGUMENTS = ("num_segments", "axis")
 
 
 def resolve_inputs(inputs: Any, who: str) -> list[Domain]:
@@ -47,21 +57,38 @@ def resolve_inputs(inputs: Any, who: str) -> list[Domain]:
         # once: neither says which input is which
         raise TypeError(f"gradcheck.check: {who}: inputs= must be a list or tuple with one "
                         f"entry per positional input, got a {type(inputs).__name__}")
-    out: list[Domain] = []
-    for i, x in enumerate(inputs):
-        if isinstance(x, Domain):
-            out.append(x)
-        elif isinstance(x, str):
-            out.append(domain_named(x, f"gradcheck.check: {who}, input {i}"))
-        elif isinstance(x, dict):
-            out.append(domain_from_table(x, f"gradcheck.check: {who}, input {i}"))
-        else:
-            try:
-                out.append(Fixed(np.array(x)))
-            except Exception as e:  # noqa: BLE001 - named in the message
-                raise TypeError(f"gradcheck.check: {who}, input {i}: not an array, a Domain "
-                                f"or a domain name: {type(x).__name__} ({e})") from None
-    return out
+    return [_input_domain(x, f"gradcheck.check: {who}, input {i}")
+            for i, x in enumerate(inputs)]
+
+
+def _input_domain(x: Any, where: str) -> Domain:
+    """One entry of ``inputs`` as a domain; ``where`` names the target and the input."""
+    if isinstance(x, Domain):
+        return x
+    if isinstance(x, str):
+        return domain_named(x, where)
+    if isinstance(x, dict):
+        if not isinstance(x.get("domain"), str):
+            raise ValueError(f"{where}: a table input needs domain = \"<name>\" (a domain's "
+                             f"name, such as \"interval\") and the domain's arguments, got "
+                             f"{x!r}")
+        return domain_from_table(x, where)
+    if isinstance(x, type) and issubclass(x, Domain):
+        raise TypeError(f"{where}: the domain class {x.__name__} is given, not a domain; "
+                        f"give an instance ({x.__name__}(...)) or a domain's name")
+    try:
+        array = np.array(x)
+    except Exception as e:  # noqa: BLE001 - named in the message
+        raise TypeError(f"{where}: not an array, a Domain or a domain name: "
+                        f"{type(x).__name__} ({e})") from None
+    if array.dtype.kind not in "biufc":
+        hint = "; a list is read as an array, so write a domain's name without brackets" \
+            if isinstance(x, (list, tuple)) and array.dtype.kind in "US" else \
+            "; pass a non-array argument in params= or bind it with functools.partial"
+        raise TypeError(f"{where}: not an array of numbers, a Domain or a domain name: "
+                        f"{type(x).__name__} {x!r:.80} (as an array: dtype {array.dtype})"
+                        f"{hint}")
+    return Fixed(array)
 
 
 def split_params(params: Any, who: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -93,7 +120,12 @@ def resolve_positions(value: Any, count: int | None, who: str, key: str) -> tupl
     """``wrt`` or ``outputs`` as a tuple of valid positions (None: the default)."""
     if value is None:
         return None
-    items = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    if isinstance(value, (str, bytes, Mapping)) or \
+            not isinstance(value, (int, np.integer, Iterable)):
+        raise TypeError(f"gradcheck.check: {who}, {key}= must be a position (an integer) or a "
+                        f"list of positions, got {type(value).__name__} {value!r:.80}")
+    items = (value,) if isinstance(value, (int, np.integer)) else \
+        tuple(np.ravel(value).tolist()) if isinstance(value, np.ndarray) else tuple(value)
     if not items:
         raise ValueError(f"gradcheck.check: {who}, {key}= is empty")
     out = []
@@ -105,6 +137,60 @@ def resolve_positions(value: Any, count: int | None, who: str, key: str) -> tupl
                              f"{count} {'inputs' if key == 'wrt' else 'outputs'}")
         out.append(int(i) % count if count else int(i))
     return tuple(dict.fromkeys(out))
+
+
+def check_call(fn: Callable[..., Any], count: int, names: Sequence[str], who: str, *,
+               complete: bool = True) -> None:
+    """Raise unless ``fn`` takes ``count`` positional inputs and the keyword params
+    ``names``: a param that is one of the inputs (given twice), more inputs than ``fn``
+    takes, or, when ``names`` are all its params (``complete``), a parameter without a
+    default given by neither.  A function without a signature to read is left to its call."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    kind = inspect.Parameter
+    params = list(sig.parameters.values())
+    positional = [p for p in params if p.kind in (kind.POSITIONAL_ONLY,
+                                                  kind.POSITIONAL_OR_KEYWORD)]
+    for i, p in enumerate(positional[:count]):
+        if p.name in names and p.kind is kind.POSITIONAL_OR_KEYWORD:
+            raise ValueError(f"gradcheck.check: {who}, params: {p.name!r} is given twice, as "
+                             f"input {i} (inputs= gives {count} positional input"
+                             f"{'s' * (count != 1)}) and in params=; give it once: drop it "
+                             f"from params=, or drop input {i} from inputs= to pass it by "
+                             "keyword")
+    if count > len(positional) and not any(p.kind is kind.VAR_POSITIONAL for p in params):
+        taken = ", ".join(p.name for p in positional) or "none"
+        raise ValueError(f"gradcheck.check: {who}: inputs= gives {count} inputs, but it takes "
+                         f"{len(positional)} positional argument{'s' * (len(positional) != 1)}"
+                         f" ({taken}); give one entry per positional argument, keyword "
+                         "arguments in params=")
+    if not complete:
+        return
+    for p in positional[count:] + [p for p in params if p.kind is kind.KEYWORD_ONLY]:
+        if p.default is kind.empty and p.name not in names:
+            raise ValueError(f"gradcheck.check: {who}: its parameter {p.name!r} has no default "
+                             f"and is given neither in inputs= ({count} input"
+                             f"{'s' * (count != 1)}) nor in params=")
+
+
+def check_param_refs(domains: Sequence[Domain] | None, params: Any, who: str) -> None:
+    """Raise when an input's domain names a param (segment ids' ``num_segments = "nseg"``,
+    indices' ``axis``) that is not among ``params``, the params examples are drawn with (a
+    dict by name; a callable drawing them all names none up front and is not checked)."""
+    if not domains or callable(params):
+        return
+    known = sorted(params or {})
+    for i, domain in enumerate(domains):
+        for argument in PARAM_ARGUMENTS:
+            value = getattr(domain, argument, None)
+            if isinstance(value, str) and value not in known:
+                raise ValueError(f"gradcheck.check: {who}, input {i} ({domain.describe()}): "
+                                 f"{argument} names the param {value!r}, which is not among "
+                                 f"the params ({', '.join(known) or 'none'}): give it in "
+                                 f"params= (a fixed value or choices), or give {argument} as "
+                                 "a number")
 
 
 def signature_for(domains: Sequence[Domain], shapes: Any) -> Any:
