@@ -1,9 +1,10 @@
 """Bad input specs get an error naming the target, the input or key, and what was wrong, up
-front."""
+front; a ``jax.jit`` function's static positional argument given in ``inputs=`` works."""
 
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,7 @@ import gradcheck as gc
 import gradcheck.numpy as gnp
 from gradcheck import domains as D
 from gradcheck.checker.specs import check_call, check_param_refs
+from gradcheck.oracles import get_oracle
 
 
 def f(x):  # type: ignore[no-untyped-def]
@@ -116,3 +118,61 @@ def test_a_domain_naming_a_missing_param_is_refused() -> None:
         check_param_refs([D.REAL, indices], None, "function g")
     check_param_refs([D.REAL, segments], {"nseg": [2, 3]}, "function g")
     check_param_refs([D.REAL, segments], lambda draw, shapes: {}, "function g")  # drawn whole
+
+
+# -- JAX: a jax.jit function's static positional arguments ---------------------------------------
+@pytest.fixture(name="jax")
+def _jax() -> Any:
+    return get_oracle("jax").load()
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize("static", [{"static_argnums": 1}, {"static_argnums": -1},
+                                    {"static_argnames": "n"}])
+def test_a_static_argument_given_as_an_input_is_a_python_int(jax: Any,
+                                                             static: dict[str, Any]) -> None:
+    fn = jax.jit(lambda x, n: jax.numpy.roll(x, n) * x, **static)
+    report = gc.check(fn, inputs=["real", 2], shapes="(n),()", seed=0, examples=2)
+    assert report.passed and report.cells, [f.message for f in report.findings]
+
+
+@pytest.mark.jax
+def test_a_wrong_rule_with_a_static_argument_is_found(jax: Any) -> None:
+    @functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+    def power(x, n):  # type: ignore[no-untyped-def]
+        return x ** n
+
+    @power.defjvp
+    def _power_jvp(n, primals, tangents):  # type: ignore[no-untyped-def]
+        (x,), (t,) = primals, tangents
+        return power(x, n), (n - 1) * x ** (n - 1) * t  # should be n * x ** (n - 1)
+
+    report = gc.check(jax.jit(power, static_argnums=1), inputs=["positive", 3], seed=0,
+                      examples=2)
+    assert not report.passed
+    assert any(f.kind == "mismatch" for f in report.findings), \
+        [f"{f.kind} {f.message}" for f in report.findings]
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize(("second", "extra", "words"), [
+    (np.array([1, 2]), {"shapes": "(2),(2)"},
+     r"input 1 is a static argument of the jax.jit function \(static_argnums or "
+     r"static_argnames\), but an array of shape \(2,\), which JAX cannot hash: give it in "
+     r"params= or bind it with functools.partial"),
+    (2.0, {}, r"input 1 is a static argument of the jax.jit function \(static_argnums or "
+              r"static_argnames\), which JAX cannot differentiate: hold it fixed"),
+    (2, {"outputs": [0]}, r"a static argument of a jax.jit function got an array, which JAX "
+                          r"cannot hash .*: give it in params= or bind it with "
+                          r"functools.partial"),
+])
+def test_a_static_argument_jax_cannot_take_is_named(jax: Any, second: Any,
+                                                    extra: dict[str, Any], words: str) -> None:
+    def scaled(x, s):  # type: ignore[no-untyped-def]
+        return x * jax.numpy.sum(jax.numpy.asarray(s))
+
+    report = gc.check(jax.jit(scaled, static_argnums=1), inputs=["real", second], seed=0,
+                      examples=1, **extra)
+    assert not report.passed
+    errors = [f.message for f in report.findings if f.kind == "error"]
+    assert any(re.search("scaled: " + words, m) for m in errors), errors

@@ -29,11 +29,13 @@ coarser output.  Its output may be any pytree (a dict, nested tuples): the check
 leaves as a flat tuple, in ``jax.tree_util``'s fixed order (a dict's keys sorted); an integer
 or boolean leaf has no derivative and is refused with a message naming it.  Fixed (not
 differentiated) arrays reach ``fn`` as JAX arrays, so JAX methods such as ``x.at[i].set(v)``
-work on them.
+work on them; a ``jax.jit`` function's static arguments (``static_argnums`` or
+``static_argnames``) get Python scalars instead, which JAX can hash.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -107,6 +109,33 @@ def _raised_by_jax(error: BaseException) -> bool:
     return module.split(".")[0] in ("jax", "jaxlib")
 
 
+#: JAX's words when a ``jax.jit`` function's static argument cannot be hashed.
+_NON_HASHABLE = "Non-hashable static arguments are not supported"
+
+
+def _static_positions(fn: Any) -> tuple[int, ...]:
+    """The positions a ``jax.jit`` function takes as static (its ``static_argnums``, with
+    those of its ``static_argnames``), through ``functools.partial`` keyword bindings; ``()``
+    for any other function."""
+    while isinstance(fn, functools.partial) and not fn.args:
+        fn = fn.func
+    info = getattr(fn, "_jit_info", None)  # jax.jit's (the names already turned into numbers)
+    return tuple(getattr(info, "static_argnums", None) or ())
+
+
+def _static_value(value: Any, i: int, name: str) -> Any:
+    """A fixed input at a static position of a ``jax.jit`` function as JAX can hash it: a
+    0-d array as its Python scalar; any other array is refused, naming the input."""
+    if not isinstance(value, (np.ndarray, np.generic)):
+        return value
+    if np.ndim(value) == 0:
+        return value.item()
+    raise ValueError(f"{name}: input {i} is a static argument of the jax.jit function "
+                     f"(static_argnums or static_argnames), but an array of shape "
+                     f"{np.shape(value)}, which JAX cannot hash: give it in params= or bind it "
+                     "with functools.partial")
+
+
 @contextmanager
 def jax_errors(name: str, path: str) -> Iterator[None]:
     """JAX's refusal to differentiate a function in some mode as Unsupported, in its words; a
@@ -114,6 +143,11 @@ def jax_errors(name: str, path: str) -> Iterator[None]:
     try:
         yield
     except (ValueError, TypeError, NotImplementedError) as error:
+        if _NON_HASHABLE in str(error):  # a static argument gradcheck could not see as one
+            raise ValueError(f"{name}: a static argument of a jax.jit function got an array, "
+                             "which JAX cannot hash (gradcheck hands fixed inputs to JAX as "
+                             "arrays): give it in params= or bind it with functools.partial; "
+                             f"JAX said: {error}") from error
         if _is_refusal(error):
             raise Unsupported(f"jax cannot compute the {path} of {name}: {error}") from error
         found = _BWD_TYPES.search(str(error)) if isinstance(error, ValueError) else None
@@ -137,6 +171,9 @@ class JaxProblem:
         self.fn, self.name = fn, name
         self.args = [_float64(a) for a in args]
         self.positions = tuple(positions)
+        n = len(self.args)
+        #: The positions ``fn`` (a ``jax.jit`` function) takes as static arguments.
+        self._static = {i % n for i in _static_positions(fn) if -n <= i < n}
         self.primals: Arrays = [upcast(self.args[i]) for i in self.positions]
         self.counts: Counter[str] = Counter()
         #: Whether ``fn`` returned a tuple (or any pytree but a bare array; known after its
@@ -156,12 +193,26 @@ class JaxProblem:
         """``fn``'s arguments: ``primals`` at the positions, JAX arrays elsewhere (made in x64,
         so floating ones stay float64; integer and boolean ones keep their dtypes)."""
         if self._fixed is None:
-            self._fixed = [self.jax.numpy.asarray(a) if isinstance(a, (np.ndarray, np.generic))
-                           else a for a in self.args]
+            self._fixed = [self._fixed_value(i, a) for i, a in enumerate(self.args)]
         full = list(self._fixed)
         for i, p in zip(self.positions, primals, strict=True):
             full[i] = p
         return full
+
+    def _fixed_value(self, i: int, value: Any) -> Any:
+        """Argument ``i`` as ``fn`` gets it: a static one of a ``jax.jit`` function as a
+        Python scalar (JAX hashes it; a differentiated one is refused), an array as a JAX
+        array, anything else as it is."""
+        if i in self._static:
+            if i in self.positions:
+                raise ValueError(f"{self.name}: input {i} is a static argument of the jax.jit "
+                                 "function (static_argnums or static_argnames), which JAX "
+                                 "cannot differentiate: hold it fixed (name the differentiated "
+                                 "inputs in wrt=, or give it in params=)")
+            return _static_value(value, i, self.name)
+        if isinstance(value, (np.ndarray, np.generic)):
+            return self.jax.numpy.asarray(value)
+        return value
 
     def _f(self, *primals: Any) -> tuple[Any, ...]:
         """``fn``'s output pytree as a flat tuple of its leaves (``tree_flatten``'s order)."""
