@@ -601,7 +601,9 @@ def plain_index(index: Any) -> Any:
     if isinstance(index, tuple):
         return tuple(plain_index(i) for i in index)
     index = value_of(index)
-    return np.asarray(index) if isinstance(index, list) else index
+    if isinstance(index, list):  # an empty list selects nothing, as in numpy (not floats)
+        return np.asarray(index) if index else np.zeros(0, dtype=np.intp)
+    return index
 
 
 def _scatter_forward(g, shape, index):
