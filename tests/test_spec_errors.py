@@ -168,7 +168,7 @@ def test_good_shapes_still_draw() -> None:
     for inputs, shapes in [(["spd"], "(...,n,n)"), (["spd"], "(3,3)"),
                            (["well_conditioned"], "(2,3)"), (["real"], "(n, 3)"),
                            (["real", "real"], "(...,n),(n)")]:
-        target = as_target(f, inputs, shapes=shapes)
+        target = as_target(f if len(inputs) == 1 else two, inputs, shapes=shapes)
         assert len(drawn_shapes(target)) == len(inputs)
 
 

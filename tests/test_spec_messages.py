@@ -120,6 +120,28 @@ def test_a_domain_naming_a_missing_param_is_refused() -> None:
     check_param_refs([D.REAL, segments], lambda draw, shapes: {}, "function g")  # drawn whole
 
 
+def _segments(x, ids, num_segments=3):  # type: ignore[no-untyped-def]
+    return x
+
+
+@pytest.mark.parametrize(("target", "inputs", "params", "words"), [
+    (f2, ["real", "real"], {"y": 2.0},
+     r"function f2, params: 'y' is given twice, as input 1 \(inputs= gives 2"),
+    (f, ["real", "real"], None,
+     r"function f: inputs= gives 2 inputs, but it takes 1 positional argument \(x\)"),
+    (f2, ["real"], None, r"function f2: its parameter 'y' has no default"),
+    (_segments, ["real", {"domain": "segment_ids", "num_segments": "nseg"}],
+     {"num_segments": 3}, r"function _segments, input 1 \(sorted segment ids < nseg\): "
+                          r"num_segments names the param 'nseg'"),
+    (_segments, ["real", {"domain": "indices", "axis": "ax"}], None,
+     r"function _segments, input 1 \(indices\): axis names the param 'ax'"),
+])
+def test_check_refuses_inputs_and_params_the_target_cannot_take(
+        target: Any, inputs: list[Any], params: Any, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        gc.check(target, inputs=inputs, params=params)
+
+
 # -- JAX: a jax.jit function's static positional arguments ---------------------------------------
 @pytest.fixture(name="jax")
 def _jax() -> Any:

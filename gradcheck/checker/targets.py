@@ -31,6 +31,8 @@ from gradcheck.checker.paths import PATHS, SECOND_ORDER, EngineProblem
 from gradcheck.checker.references import TARGET_KINDS, load, register_target_kind
 from gradcheck.checker.sampling import Example, Stratum, examples
 from gradcheck.checker.specs import (
+    check_call,
+    check_param_refs,
     check_shapes,
     resolve_inputs,
     resolve_positions,
@@ -261,11 +263,14 @@ class OpTarget(Target):
             # params then replace: the check would pass having checked something else
             raise ValueError(f"gradcheck.check: {who}: {_input_count(op, len(inputs))}")
         if isinstance(params, dict):
+            if op.nin is not None:
+                check_call(op.forward, op.nin, list(params), who, complete=False)
             _known_params(who, op, params)
         self.spec = _Spec(who, inputs, params, wrt, outputs, shapes,
                           declared=declared, nout=op.nout)
         self.domains: tuple[Domain, ...] = tuple(self.spec.domains or op.meta.get("inputs")
                                                  or ())
+        check_param_refs(self.domains, self.param_space(), who)
         self.fixed = self.spec.point
 
     @property
@@ -338,8 +343,11 @@ class FunctionTarget(Target):
                      meta={"inputs": tuple(self.spec.domains or ()),
                            "shapes": signature_for(self.spec.domains or (), shapes),
                            "kinks": kinks})
+        check_call(fn, n, list(params or {}), f"function {self.name}")
         if isinstance(params, dict):
             _known_params(f"function {self.name}", self.op, params)
+        check_param_refs(self.spec.domains, self.spec.param_space(self.op),
+                         f"function {self.name}")
         point = self.spec.point
         self.fixed: list[np.ndarray] = point or []
         #: Whether values are drawn (False: checked at the given point).
