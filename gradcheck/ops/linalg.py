@@ -492,8 +492,29 @@ def _triangle(a: Any, lower: bool, unit_diagonal: bool) -> np.ndarray:
 def _solve_triangular_forward(a, b, trans=0, lower=False, unit_diagonal=False):
     check_square("linalg.solve_triangular", a)
     _trans_flag(trans)
+    out_shape = _solve_triangular_shape(np.shape(a), np.shape(b))
+    if 0 in out_shape[:-1]:  # scipy refuses zero-size batches: the solution is as empty
+        one = scipy.linalg.solve_triangular(np.eye(1, dtype=np.asarray(a).dtype),
+                                            np.ones(1, dtype=np.asarray(b).dtype))
+        return np.zeros(out_shape, dtype=one.dtype)
     return np.asarray(scipy.linalg.solve_triangular(
         a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal))
+
+
+def _solve_triangular_shape(sa: tuple[int, ...], sb: tuple[int, ...]) -> tuple[int, ...]:
+    """The solution's shape: b is one vector if 1-D, else a stack of (n, k) matrices whose
+    batch broadcasts against a's."""
+    n = sa[-1]
+    if len(sb) == 1 and sb[0] == n:
+        return sa[:-2] + (n,)
+    if len(sb) < 2 or sb[-2] != n:
+        raise ValueError(f"linalg.solve_triangular: b must have shape ({n},) or (..., {n}, k) "
+                         f"for a of shape {sa}, got {sb}")
+    try:
+        return np.broadcast_shapes(sa[:-2], sb[:-2]) + sb[-2:]
+    except ValueError:
+        raise ValueError(f"linalg.solve_triangular: the batch shapes of a {sa} and b {sb} "
+                         "do not broadcast") from None
 
 
 def _solve_triangular_vjp(g, out, a, b, trans=0, lower=False, unit_diagonal=False):

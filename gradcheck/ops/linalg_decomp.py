@@ -105,7 +105,7 @@ def _cholesky_grad_forward(factor: Any, grad: Any) -> np.ndarray:
                          f"{np.shape(factor)}, got {np.shape(grad)}")
     low = np.tril(factor)
     eye = np.broadcast_to(np.eye(low.shape[-1], dtype=low.dtype), low.shape)
-    l_inv = scipy.linalg.solve_triangular(low, eye, lower=True)
+    l_inv = solve_triangular.forward(low, eye, lower=True)  # empty batches too
     middle = np.matmul(np.swapaxes(low, -1, -2), grad)
     middle = np.tril(middle) - 0.5 * middle * np.eye(low.shape[-1], dtype=low.dtype)
     grad_a = np.matmul(np.matmul(np.swapaxes(l_inv, -1, -2), middle), l_inv)
@@ -646,6 +646,8 @@ def _complex_dtype(a: Any) -> np.dtype:
 
 def _phase_fixed(v: np.ndarray) -> np.ndarray:
     """Columns of ``v`` rotated so that each one's largest-modulus entry is real positive."""
+    if v.size == 0:  # no columns to rotate (argmax of an empty column would raise)
+        return v
     pivot = np.take_along_axis(v, np.argmax(np.abs(v), axis=-2)[..., None, :], axis=-2)
     return v * (np.abs(pivot) / pivot)
 
@@ -653,6 +655,8 @@ def _phase_fixed(v: np.ndarray) -> np.ndarray:
 def _pivot_mask(v: Any) -> np.ndarray:
     """A constant one-hot mask of each column's largest-modulus entry (the phase pivot)."""
     vv = np.asarray(value_of(v))
+    if vv.size == 0:
+        return np.zeros(vv.shape, dtype=vv.dtype)
     rows = np.argmax(np.abs(vv), axis=-2)
     return (np.arange(vv.shape[-2])[:, None] == rows[..., None, :]).astype(vv.dtype)
 

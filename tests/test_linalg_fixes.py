@@ -1,0 +1,84 @@
+"""Linear-algebra ops as a numpy drop-in: empty batches and 0 x 0 matrices through every
+derivative (scipy's solve_triangular refuses zero-size batches), eigh's UPLO refused rather
+than ignored, and numpy 2's named results (``slogdet(a).logabsdet``, ``svd(a).S``, ...)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gradcheck as gc
+import gradcheck.numpy as gnp
+
+Z = np.zeros
+
+
+# -- empty batches and 0 x 0 matrices --------------------------------------------------------
+def _empty_cases() -> list[tuple[str, Callable[..., Any], list[np.ndarray]]]:
+    lin = gnp.linalg
+    cases = []
+    for batch in [(0,), (2, 0)]:
+        for n in [0, 2]:
+            sq = batch + (n, n)
+            cases += [
+                (f"cholesky {sq}", lin.cholesky, [Z(sq)]),
+                (f"cholesky upper {sq}", lambda a: lin.cholesky(a, upper=True), [Z(sq)]),
+                (f"qr tall {batch + (3, n)}", lin.qr, [Z(batch + (3, n))]),
+                (f"qr wide {batch + (n, 3)}", lin.qr, [Z(batch + (n, 3))]),
+                (f"solve_triangular vector {sq}",
+                 lambda a, b: lin.solve_triangular(a, b, lower=True), [Z(sq), Z((n,))]),
+                (f"solve_triangular matrices {sq}",
+                 lambda a, b: lin.solve_triangular(a, b, trans=1), [Z(sq), Z(batch + (n, 2))]),
+                (f"solve_triangular b broadcast {sq}", lin.solve_triangular,
+                 [Z(sq), Z((n, 2))]),
+                (f"solve_triangular a broadcast {sq}", lin.solve_triangular,
+                 [np.eye(n), Z(batch + (n, 2))]),
+                (f"eig {sq}", lin.eig, [Z(sq)]),
+                (f"eigvals {sq}", lin.eigvals, [Z(sq)]),
+                (f"eigh complex {sq}", lin.eigh, [Z(sq, complex)]),
+            ]
+    cases += [("eig 0x0", gnp.linalg.eig, [Z((0, 0))]),
+              ("eigh complex 0x0", gnp.linalg.eigh, [Z((0, 0), complex)])]
+    return cases
+
+
+EMPTY = _empty_cases()
+
+
+def _leaves(x: Any) -> list[Any]:
+    return list(x) if isinstance(x, tuple) else [x]
+
+
+def _total(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A real scalar of every output of ``fn``."""
+    def total(*xs: Any) -> Any:
+        out = 0.0
+        for o in _leaves(fn(*xs)):
+            out = out + gnp.sum(gnp.real(o))
+        return out
+    return total
+
+
+@pytest.mark.parametrize("label,fn,inputs", EMPTY, ids=[c[0] for c in EMPTY])
+def test_an_empty_stack_has_empty_derivatives(label: str, fn: Callable[..., Any],
+                                              inputs: list[np.ndarray]) -> None:
+    value = _leaves(fn(*inputs))
+    for argnum, x in enumerate(inputs):
+        g = gc.grad(_total(fn), argnum)(*inputs)
+        assert np.shape(g) == x.shape, label
+    _, tangents = gc.jvp(fn, inputs, [np.zeros_like(x) for x in inputs])
+    assert [np.shape(t) for t in _leaves(tangents)] == [np.shape(v) for v in value]
+
+
+def test_solve_triangular_of_an_empty_stack_is_shaped_as_numpy_would() -> None:
+    assert gnp.linalg.solve_triangular(Z((0, 3, 3)), Z((3,))).shape == (0, 3)
+    assert gnp.linalg.solve_triangular(Z((0, 3, 3)), Z((4, 1, 3, 2))).shape == (4, 0, 3, 2)
+    out = gnp.linalg.solve_triangular(Z((0, 2, 2), np.float32), Z((2, 1), np.float32))
+    assert out.shape == (0, 2, 1) and out.dtype == np.float32
+    with pytest.raises(ValueError, match=r"linalg.solve_triangular: b must have shape"):
+        gnp.linalg.solve_triangular(Z((0, 3, 3)), Z((0, 2, 1)))
+    with pytest.raises(ValueError, match=r"linalg.solve_triangular: the batch shapes"):
+        gnp.linalg.solve_triangular(Z((0, 3, 3)), Z((2, 3, 1)))
