@@ -12,6 +12,7 @@ import pytest
 
 import gradcheck as gc
 import gradcheck.numpy as gnp
+from gradcheck.engine.tensor import value_of
 
 Z = np.zeros
 
@@ -82,3 +83,22 @@ def test_solve_triangular_of_an_empty_stack_is_shaped_as_numpy_would() -> None:
         gnp.linalg.solve_triangular(Z((0, 3, 3)), Z((0, 2, 1)))
     with pytest.raises(ValueError, match=r"linalg.solve_triangular: the batch shapes"):
         gnp.linalg.solve_triangular(Z((0, 3, 3)), Z((2, 3, 1)))
+
+
+# -- eigh's UPLO and cholesky's upper ---------------------------------------------------------
+def test_eigh_refuses_uplo_u_rather_than_ignoring_it() -> None:
+    a = np.array([[4.0, 0.0], [2.0, 3.0]])  # only the lower triangle filled, as for LAPACK
+    for x in (a, gc.tensor(a)):
+        with pytest.raises(ValueError, match=r"linalg.eigh: UPLO='U' is not supported.*"
+                                             r"symmetric part \(a \+ a\^T\) / 2"):
+            gnp.linalg.eigh(x, UPLO="U")
+    sym = np.tril(a) + np.tril(a, -1).T  # what numpy reads: then both agree
+    np.testing.assert_allclose(value_of(gnp.linalg.eigh(sym, UPLO="L")[0]),
+                               np.linalg.eigh(a)[0])
+
+
+def test_cholesky_upper_returns_the_upper_factor() -> None:
+    a = np.array([[4.0, 2.0], [2.0, 3.0]])
+    np.testing.assert_allclose(gnp.linalg.cholesky(a, upper=True), np.linalg.cholesky(a).T)
+    np.testing.assert_allclose(gnp.linalg.cholesky(a, upper=True),
+                               np.linalg.cholesky(a, upper=True))

@@ -288,11 +288,16 @@ def _eigh_forward(a: Any, UPLO: str = "L") -> tuple[np.ndarray, np.ndarray]:
     check_square("linalg.eigh", a)
     if UPLO not in ("L", "U"):
         raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    if UPLO != "L":  # accepting it would ignore it: neither triangle alone is read
+        raise ValueError("linalg.eigh: UPLO='U' is not supported: gradcheck reads the "
+                         "symmetric part (a + a^T) / 2 (Hermitian if complex), as JAX does, "
+                         "not one triangle as numpy does; pass the symmetric matrix numpy "
+                         "would read (triu(a) + triu(a, 1).T) with the default UPLO='L'")
     if np.iscomplexobj(a):  # Hermitian: (a + a^H) / 2, eigenvectors in eig's phase gauge
         herm = (a + np.conj(np.swapaxes(a, -1, -2))) * 0.5
-        w, v = np.linalg.eigh(herm, UPLO="L" if UPLO == "L" else "U")
+        w, v = np.linalg.eigh(herm)
         return w, _phase_fixed(v)
-    w, v = np.linalg.eigh((a + np.swapaxes(a, -1, -2)) * 0.5, UPLO="L" if UPLO == "L" else "U")
+    w, v = np.linalg.eigh((a + np.swapaxes(a, -1, -2)) * 0.5)
     return w, v
 
 
@@ -355,7 +360,7 @@ eigh: Op = define_op(
     vjp=_eigh_vjp, jvp=_eigh_jvp,
     nout=2, family="linalg", inputs=(DistinctEig(),), shapes=square_shapes,
     doc="numpy.linalg.eigh of (a + a^T) / 2 -> (w, v), distinct eigenvalues, numpy's signs "
-        "(UPLO is accepted for numpy's signature; after symmetrizing both triangles agree).",
+        "(only UPLO='L': gradcheck reads both triangles, numpy one).",
     gauge=((1, -1),),  # each eigenvector (a column of v) up to its sign (a phase if complex)
     complex_inputs=("hermitian",),
     # a is symmetrised first, so which triangle LAPACK would read does not matter
