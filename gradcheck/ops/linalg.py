@@ -9,6 +9,8 @@ decompositions live in :mod:`gradcheck.ops.linalg_decomp`; the helpers here
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +18,8 @@ import numpy as np
 import scipy.linalg
 
 from gradcheck.domains import REAL, Domain, WellConditioned
-from gradcheck.engine.op import Op, define_op
+from gradcheck.engine.op import Op, bind, define_op
+from gradcheck.engine.registry import default_registry
 from gradcheck.ops import reduce, shape
 from gradcheck.ops.elementwise import zeros_like
 from gradcheck.ops.refs import NoEquivalent
@@ -24,7 +27,8 @@ from gradcheck.ops.rules import cast_cotangent, dtype_of, fit, shape_of, unbroad
 from gradcheck.ops.shape import dims
 
 __all__ = [
-    "Triangular", "matrix_transpose", "diagonal_part", "diag_matrix", "eye_like", "column",
+    "Triangular", "named_result", "NamedResultOp", "with_named_result", "SlogdetResult",
+    "matrix_transpose", "diagonal_part", "diag_matrix", "eye_like", "column",
     "uncolumn", "check_square", "small_batch", "square_shapes", "matrix_shapes",
     "matmul", "dot", "outer", "inv", "det", "slogdet", "solve", "solve_triangular", "pinv",
 ]
@@ -65,6 +69,45 @@ class Triangular(Domain):
     def describe(self) -> str:
         kind = "positive diagonal" if self.positive_diagonal else "nonzero diagonal"
         return f"well-conditioned triangles, {kind}"
+
+
+# -- numpy 2's named results ---------------------------------------------------------------
+def named_result(name: str, fields: tuple[str, ...]) -> type[tuple]:
+    """A tuple type whose items are also attributes, like numpy 2's ``SlogdetResult``.
+
+    Not a ``namedtuple``: gradcheck's pytree keeps a namedtuple whole as one leaf, while
+    this type is flattened item by item like any tuple (and rebuilt from an iterable).
+    """
+    def __repr__(self: tuple) -> str:
+        return f"{name}({', '.join(f'{k}={v!r}' for k, v in zip(fields, self, strict=True))})"
+
+    body: dict[str, Any] = {"__slots__": (), "__repr__": __repr__, "__module__": __name__,
+                            "__doc__": f"{name}({', '.join(fields)}): numpy 2's named result."}
+    for i, field in enumerate(fields):
+        body[field] = property(operator.itemgetter(i), doc=f"item {i}")
+    return type(name, (tuple,), body)
+
+
+SlogdetResult = named_result("SlogdetResult", ("sign", "logabsdet"))
+
+
+class NamedResultOp(Op):
+    """An op of several outputs whose call returns them as its ``result`` type."""
+
+    result: type[tuple] = tuple  # a class attribute, set per op by with_named_result
+
+    def __call__(self, *args: Any, **params: Any) -> Any:
+        return self.result(bind(self, *args, **params))
+
+
+def with_named_result(op: Op, result: type[tuple], kind: type[NamedResultOp] = NamedResultOp
+                      ) -> Any:
+    """``op`` (defined with ``register=False``) as a ``kind`` returning ``result``,
+    registered."""
+    named = kind(**{f.name: getattr(op, f.name) for f in dataclasses.fields(op) if f.init})
+    named.result = result
+    default_registry.add(named)
+    return named
 
 
 # -- helpers for rules (all differentiable) -----------------------------------------------
@@ -391,15 +434,15 @@ def _slogdet_jvp(ts: Any, out: Any, a: Any) -> Any:
     return out[0] * complex_(zeros_like_real(tau), imag(tau)), real(tau)
 
 
-slogdet: Op = define_op(
-    "linalg.slogdet", _slogdet_forward, vjp=_slogdet_vjp, jvp=_slogdet_jvp,
+slogdet: Op = with_named_result(define_op(
+    "linalg.slogdet", _slogdet_forward, vjp=_slogdet_vjp, jvp=_slogdet_jvp, register=False,
     nout=2, family="linalg", inputs=(WellConditioned(),), shapes=square_shapes,
     complex_inputs=("complex_well_conditioned",),
     doc="numpy.linalg.slogdet: (sign, log|det|) of each square matrix; the sign has zero "
         "derivative.",
     equivalents={"numpy": lambda np_, a: tuple(np_.linalg.slogdet(a)),
                  "tensorflow": _tf_slogdet},
-)
+), SlogdetResult)
 
 
 # -- solves -------------------------------------------------------------------------------

@@ -21,7 +21,6 @@ References for the rules: Murray, "Differentiation of the Cholesky algorithm"
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -29,10 +28,10 @@ import scipy.linalg
 
 from gradcheck.domains import REAL, SPD, DistinctEig, FullRank, Interval, Tolerance
 from gradcheck.engine.op import Op, define_op
-from gradcheck.engine.registry import default_registry
 from gradcheck.engine.tensor import bind, value_of
 from gradcheck.ops import shape
 from gradcheck.ops.linalg import (
+    NamedResultOp,
     Triangular,
     check_square,
     diag_matrix,
@@ -42,20 +41,29 @@ from gradcheck.ops.linalg import (
     matmul,
     matrix_shapes,
     matrix_transpose,
+    named_result,
     solve_triangular,
     square_shapes,
+    with_named_result,
 )
 from gradcheck.ops.refs import NoEquivalent, formula
 from gradcheck.ops.rules import cast_cotangent, dtype_of, fit, shape_of, unbroadcast
 from gradcheck.ops.shape import dims
 
 __all__ = ["cholesky", "cholesky_grad", "qr", "eigh", "svd", "svdvals", "expm",
-           "expm_frechet", "inverse_gaps", "eig", "eigvals"]
+           "expm_frechet", "inverse_gaps", "eig", "eigvals", "EighResult", "EigResult",
+           "QRResult", "SVDResult"]
 
 #: Names exported in gradcheck.numpy.linalg (expm is scipy.linalg's, given a home here).
 LINALG = ["cholesky", "qr", "eigh", "eig", "eigvals", "svd", "svdvals", "expm"]
 
 mT = matrix_transpose
+
+# numpy 2's result types: ``eigh(a).eigenvalues``, ``svd(a).S``, ``qr(a).R``, ...
+EighResult = named_result("EighResult", ("eigenvalues", "eigenvectors"))
+EigResult = named_result("EigResult", ("eigenvalues", "eigenvectors"))
+QRResult = named_result("QRResult", ("Q", "R"))
+SVDResult = named_result("SVDResult", ("U", "S", "Vh"))
 
 
 def _sym(x: Any) -> Any:
@@ -271,16 +279,16 @@ def _tf_qr(tf: Any, a: Any, mode: str = "reduced") -> Any:
     return q, r
 
 
-qr: Op = define_op(
+qr: Op = with_named_result(define_op(
     "linalg.qr", _qr_forward,
-    vjp=_qr_vjp, jvp=_qr_jvp,
+    vjp=_qr_vjp, jvp=_qr_jvp, register=False,
     nout=2, family="linalg", inputs=(FullRank(),), shapes=matrix_shapes,
     doc="numpy.linalg.qr (reduced) -> (q, r) with numpy's signs; tall, square or wide "
         "full-rank a (wide: the leading square block must be invertible).",
     # q's columns and r's rows are defined up to one sign each
     gauge=((0, -1), (1, -2)),
     equivalents={"tensorflow": _tf_qr},
-)
+), QRResult)
 
 
 # -- eigh ---------------------------------------------------------------------------------
@@ -355,9 +363,9 @@ def _tf_eigh(tf: Any, a: Any, UPLO: str = "L") -> tuple[Any, Any]:
     return tf.math.real(w), v * (tf.cast(tf.abs(pivot), v.dtype) / pivot)
 
 
-eigh: Op = define_op(
+eigh: Op = with_named_result(define_op(
     "linalg.eigh", _eigh_forward,
-    vjp=_eigh_vjp, jvp=_eigh_jvp,
+    vjp=_eigh_vjp, jvp=_eigh_jvp, register=False,
     nout=2, family="linalg", inputs=(DistinctEig(),), shapes=square_shapes,
     doc="numpy.linalg.eigh of (a + a^T) / 2 -> (w, v), distinct eigenvalues, numpy's signs "
         "(only UPLO='L': gradcheck reads both triangles, numpy one).",
@@ -365,7 +373,7 @@ eigh: Op = define_op(
     complex_inputs=("hermitian",),
     # a is symmetrised first, so which triangle LAPACK would read does not matter
     equivalents={"numpy": _np_eigh, "tensorflow": _tf_eigh},
-)
+), EighResult)
 
 
 # -- svd and svdvals ------------------------------------------------------------------------
@@ -461,10 +469,10 @@ def _tf_svd(tf: Any, a: Any, full_matrices: bool = True) -> Any:
     return u, s, tf.linalg.matrix_transpose(v)
 
 
-class _NumpySvd(Op):
-    """The svd op called with numpy's signature.  ``compute_uv=False`` returns the singular
-    values alone, one array as numpy does, which an op of three outputs cannot: that is
-    :data:`svdvals`."""
+class _NumpySvd(NamedResultOp):
+    """The svd op called with numpy's signature, returning an :data:`SVDResult`.
+    ``compute_uv=False`` returns the singular values alone, one array as numpy does, which
+    an op of three outputs cannot: that is :data:`svdvals`."""
 
     def __call__(self, a: Any, full_matrices: bool = True, compute_uv: bool = True,
                  hermitian: bool = False) -> Any:
@@ -474,17 +482,10 @@ class _NumpySvd(Op):
                              "symmetric matrix itself")
         if not compute_uv:
             return svdvals(a)
-        return bind(self, a, full_matrices=full_matrices)
+        return self.result(bind(self, a, full_matrices=full_matrices))
 
 
-def _numpy_svd(op: Op) -> _NumpySvd:
-    """``op`` as a :class:`_NumpySvd`, registered in its place."""
-    svd_op = _NumpySvd(**{f.name: getattr(op, f.name) for f in dataclasses.fields(op) if f.init})
-    default_registry.add(svd_op)
-    return svd_op
-
-
-svd: Op = _numpy_svd(define_op(
+svd: Op = with_named_result(define_op(
     "linalg.svd", _svd_forward,
     vjp=_svd_vjp, jvp=_svd_jvp,
     nout=3, family="linalg", inputs=(FullRank(),), shapes=matrix_shapes,
@@ -502,7 +503,7 @@ svd: Op = _numpy_svd(define_op(
     equivalents={"numpy": lambda np_, a, full_matrices=True: tuple(
         np_.linalg.svd(a, full_matrices=full_matrices)),
         "autograd": _ag_svd, "tensorflow": _tf_svd},
-))
+), SVDResult, _NumpySvd)
 
 
 def _svdvals_forward(a: Any) -> np.ndarray:
@@ -744,14 +745,14 @@ def _torch_eig(torch: Any, a: Any) -> tuple[Any, Any]:
     return w, v * (pivot.abs() / pivot)
 
 
-eig: Op = define_op(
-    "linalg.eig", _eig_forward, vjp=_eig_vjp, jvp=_eig_jvp,
+eig: Op = with_named_result(define_op(
+    "linalg.eig", _eig_forward, vjp=_eig_vjp, jvp=_eig_jvp, register=False,
     nout=2, family="linalg", inputs=("complex_distinct_eig",), shapes=square_shapes,
     doc="numpy.linalg.eig -> (w, v), complex, distinct eigenvalues; each eigenvector has unit "
         "norm and its largest-modulus entry real positive (numpy's phase is arbitrary).",
     gauge=((1, -1),),  # each eigenvector (a column of v) up to a phase
     equivalents={"numpy": _np_eig, "torch": _torch_eig, "tensorflow": _tf_eig_order},
-)
+), EigResult)
 
 
 def _eigvals_forward(a: Any) -> np.ndarray:
