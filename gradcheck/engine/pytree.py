@@ -20,7 +20,9 @@ def _walk(node: Any, leaves: list[Any]) -> Any:
     kind = type(node)
     if kind is list or kind is tuple:  # the common containers, without the generic tests
         return (kind, [_walk(c, leaves) for c in node])
-    if isinstance(node, (list, tuple)) and not hasattr(node, "_fields"):
+    if isinstance(node, tuple) and hasattr(node, "_fields"):  # a namedtuple: by position
+        return (type(node)._make, [_walk(c, leaves) for c in node])
+    if isinstance(node, (list, tuple)):
         return (type(node), [_walk(c, leaves) for c in node])
     if isinstance(node, dict):
         keys = sorted(node, key=repr)
