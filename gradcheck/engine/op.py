@@ -8,7 +8,9 @@ With no tensor among the arguments the op is plain numpy and returns an array.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import types
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -411,6 +413,8 @@ def define_op(
     for i in nondiff_argnums:
         if nin is not None and not 0 <= i < nin:
             raise ValueError(f"op {name!r}: nondiff_argnums entry {i} is out of range")
+    if not variadic:
+        forward = _keyword_checked(name, forward, nin, [vjp_parts or vjp, jvp_parts or jvp])
     op = Op(
         name=name, forward=forward, vjp=vjp, jvp=jvp, nout=nout, nin=nin, family=family,
         nondiff_argnums=tuple(nondiff_argnums), differentiable=differentiable, linear=linear,
@@ -424,6 +428,86 @@ def define_op(
     if register:
         (registry if registry is not None else default_registry).add(op)
     return op
+
+
+def _keyword_checked(name: str, forward: Callable[..., Any], nin: int | None,
+                     forms: Sequence[Any]) -> Callable[..., Any]:
+    """``forward`` refusing, before it computes anything, every keyword argument that it or one
+    of the op's rules cannot take (numpy's ufunc keywords dtype/casting/where/order for a ufunc
+    forward), with a TypeError naming the op, the keyword and the op's keywords.
+
+    A Python forward that takes exactly the keywords its rules take refuses the others itself:
+    it stays as it is (a renamed copy, so Python's own error names the op and no call pays for
+    a check).  Any other forward is wrapped in the check, worked out once here."""
+    forward_keys = _keyword_names(forward, nin or 0)
+    rule_keys: frozenset[str] | None = None
+    for form in forms:
+        for rule in form if isinstance(form, tuple) else (form,):
+            if rule is not None:
+                keys = _keyword_names(rule, 2 + (nin or 0))
+                if keys is not None:
+                    rule_keys = keys if rule_keys is None else rule_keys & keys
+    if forward_keys is None:
+        if rule_keys is None:  # the forward and every rule take any keyword
+            return forward
+        accepted = rule_keys
+    elif rule_keys is None or forward_keys <= rule_keys:
+        return _renamed(forward, name)
+    else:
+        accepted = forward_keys & rule_keys
+
+    @functools.wraps(forward)
+    def checked(*args: Any, **params: Any) -> Any:
+        if params and not params.keys() <= accepted:
+            raise _keyword_error(name, forward, params.keys() - accepted, accepted)
+        return forward(*args, **params)
+    return checked
+
+
+def _keyword_names(fn: Callable[..., Any], skip: int) -> frozenset[str] | None:
+    """The keywords ``fn`` takes after its first ``skip`` positional arguments: None when it
+    takes any (``**params``); the empty set when its signature cannot be read, as for a numpy
+    ufunc (its keywords dtype, casting, where, ... are not parameters of an op)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return frozenset()
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    slots = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return frozenset(p.name for p in params if p.kind is p.KEYWORD_ONLY
+                     or (p.kind is p.POSITIONAL_OR_KEYWORD and p not in slots[:skip]))
+
+
+def _keyword_error(name: str, forward: Callable[..., Any], unknown: Iterable[str],
+                   accepted: frozenset[str]) -> TypeError:
+    """The error for keywords an op does not take."""
+    keyword = sorted(unknown)[0]
+    if keyword == "out":  # numpy's ``out=None`` never gets here: the op drops it
+        return TypeError(f"op {name!r}: out= is not supported (ops return a new array, they "
+                         "never write into one): assign the result instead")
+    ufunc = (" (numpy's ufunc keywords dtype/casting/where/order/subok are not)"
+             if isinstance(forward, np.ufunc) else "")
+    supported = sorted(accepted)
+    takes = f"supported: {', '.join(supported)}" if supported else "it takes none"
+    return TypeError(f"op {name!r}: keyword argument {keyword!r} is not supported{ufunc}; "
+                     f"{takes}")
+
+
+def _renamed(forward: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """A copy of the Python function ``forward`` named after the op, so that Python's error
+    for an unexpected keyword or a wrong count names the op (``var() got an unexpected
+    keyword argument 'correction'``), not ``<lambda>`` or an internal function."""
+    if type(forward) is not types.FunctionType or forward.__qualname__ == name:
+        return forward
+    copy = types.FunctionType(forward.__code__, forward.__globals__, name,
+                              forward.__defaults__, forward.__closure__)
+    copy.__kwdefaults__ = forward.__kwdefaults__
+    copy.__dict__.update(forward.__dict__)
+    copy.__doc__, copy.__module__ = forward.__doc__, forward.__module__
+    copy.__annotations__ = forward.__annotations__
+    copy.__qualname__ = name
+    return copy
 
 
 _COMPLEX_DOMAINS = tuple(type(d) for d in COMPLEX_NAMED.values())
