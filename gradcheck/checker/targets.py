@@ -343,9 +343,12 @@ class FunctionTarget(Target):
                      meta={"inputs": tuple(self.spec.domains or ()),
                            "shapes": signature_for(self.spec.domains or (), shapes),
                            "kinks": kinks})
-        check_call(fn, n, list(params or {}), f"function {self.name}")
+        # a param given twice, then an unknown one, then one given nowhere: the most
+        # specific mistake is said first
+        check_call(fn, n, list(params or {}), f"function {self.name}", complete=False)
         if isinstance(params, dict):
             _known_params(f"function {self.name}", self.op, params)
+        check_call(fn, n, list(params or {}), f"function {self.name}")
         check_param_refs(self.spec.domains, self.spec.param_space(self.op),
                          f"function {self.name}")
         point = self.spec.point
