@@ -45,7 +45,7 @@ from gradcheck.oracles.base import EquivalentReference, Oracle, Unsupported
 from gradcheck.oracles.conventions import convention_of, upcast
 from gradcheck.oracles.inputs import Call, make_call, no_floating_output
 from gradcheck.oracles.tf_dependence import trace_dependence
-from gradcheck.oracles.tf_graph import BuiltDoubleVjp, build_double_vjp_graph
+from gradcheck.oracles.tf_graph import DoubleVjpGraph, build_double_vjp_graph
 from gradcheck.oracles.tf_support import (
     MissingGradient,
     as_tensor_args,
@@ -97,7 +97,7 @@ class TensorFlowProblem:
         self.counts: Counter[str] = Counter()
         #: Whether ``fn`` returned a tuple (known after its first call).
         self.returns_tuple = False
-        self._graph: BuiltDoubleVjp | None = None
+        self._graph: DoubleVjpGraph | None = None
         self._no_vjp: bool | None = None
         self._dependence: Any = None
         self._fed: tuple[Arrays, Arrays] | None = None

@@ -3,16 +3,20 @@
 The construction (renmengye/tensorflow-forward-ad issue 2): with placeholders ``x`` for the
 primals, ``u`` for the tangents and ``v`` for a dummy cotangent,
 ``g = tf.gradients(f(x), x, grad_ys=v)`` is linear in ``v``, so
-``tf.gradients(g, v, grad_ys=u)`` is ``J u``.  The whole graph is built before any session
-runs, so a caller can first run it without feeding ``v`` (does TensorFlow need the dummy?)
-and then with several dummy values (does the answer change with it?).
+``tf.gradients(g, v, grad_ys=u)`` is ``J u``.  The whole graph is built before it runs, so
+a caller can first run it without feeding ``v`` (does TensorFlow need the dummy?) and then
+with several dummy values (does the answer change with it?).
 
-A function that reads an eager tensor from outside (a ``tf.Variable``, a Keras layer's
-weights, a constant made eagerly) cannot be put in a plain ``tf.Graph``: TensorFlow only
-lets a ``tf.function`` capture eager tensors.  Such a function gets the same construction
-traced in a ``tf.function`` (:class:`DoubleVjpFunction`), the dummies being its arguments:
-the dependence on them is read from its graph the same way, but TensorFlow cannot be asked
-to run it without them.
+The graph is a ``FuncGraph`` (``tf.function``'s graph class), not a plain ``tf.compat.v1``
+Graph, so ``fn`` and its gradients keep the TensorFlow 2 semantics they have eagerly:
+``tensor == c`` and ``!=`` are elementwise (in a plain Graph they are Python identity, so
+``tf.where(dy == 0, ...)`` would never select), a Python ``if`` on a tensor is refused (a
+plain Graph took the False branch), and eager tensors read from outside (a ``tf.Variable``,
+a Keras layer's weights) are captured.  The graph is run in a session.  A function that
+captures eager tensors, which a session cannot be fed, is traced again in a ``tf.function``
+whose arguments include the dummies, and called; TensorFlow then cannot be asked to run it
+without them, and a ``tf.Variable`` made at each call is refused, as ``tf.function`` refuses
+it (a plain Graph never initialised it).
 
 Building can fail in three ways, each said in TensorFlow's words: an op without a gradient
 (:class:`~.tf_support.MissingGradient`); a gradient of the wrong shape or count (a
@@ -24,9 +28,9 @@ and anything else, a function that runs eagerly only (``x.numpy()``, ``tf.py_fun
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
@@ -44,8 +48,7 @@ from gradcheck.oracles.tf_support import (
     outputs_of,
 )
 
-__all__ = ["DoubleVjpGraph", "DoubleVjpFunction", "GraphModeUnsupported",
-           "build_double_vjp_graph"]
+__all__ = ["DoubleVjpGraph", "GraphModeUnsupported", "build_double_vjp_graph"]
 
 
 class GraphModeUnsupported(Unsupported):
@@ -55,167 +58,116 @@ class GraphModeUnsupported(Unsupported):
 
 @dataclass(eq=False)
 class DoubleVjpGraph:
-    """Placeholders and result tensors of the double-VJP construction in its own ``tf.Graph``.
+    """The placeholders and JVP tensors of the double-VJP in its function ``graph`` (a JVP
+    is None when it does not depend on its dummy: it is zero).
 
-    ``vjp[k]`` is the first-order VJP for argnum ``k`` at the dummy (None when the output does
-    not depend on that argument); ``jvp[k]`` is the double-VJP JVP of output ``k`` (None when
-    the VJP does not depend on that dummy: the JVP is zero).
+    The graph is run in a session, fed the placeholders; when ``fn`` captures eager tensors
+    (which a session cannot be fed) it is run by calling ``concrete``, the ``tf.function``
+    of the primals, the tangents and the dummies whose graph it is.
     """
 
     graph: Any
     primals: list[Any]
     tangents: list[Any]
     dummies: list[Any]
-    #: The outputs' static shapes (an unknown size as 0: callers pass the dummies' shapes).
-    out_shapes: list[tuple[int, ...]]
     is_tuple: bool
-    vjp: list[Any | None]
     jvp: list[Any | None]
-    #: One session per graph, made on first use (creating one costs ~30 ms).
+    concrete: Any = None
+    #: One session per graph, made on first use.
     _session: Any = field(default=None, init=False, repr=False)
 
-    def feed(self, primals: Sequence[np.ndarray], tangents: Sequence[np.ndarray],
-             dummies: Sequence[np.ndarray] | None) -> dict[Any, np.ndarray]:
-        """Feed dict for ``primals`` and ``tangents``; ``dummies=None`` leaves ``v`` unfed."""
-        feed = dict(zip(self.primals, primals, strict=True))
-        feed.update(zip(self.tangents, tangents, strict=True))
-        if dummies is not None:
-            feed.update(zip(self.dummies, dummies, strict=True))
-        return feed
-
-    def run(self, session: Any, tensors: Sequence[Any | None], shapes: Sequence[tuple[int, ...]],
-            feed: dict[Any, np.ndarray]) -> list[np.ndarray]:
-        """Evaluate ``tensors`` in ``session``; a None tensor is a zero array of its shape."""
-        live = [t for t in tensors if t is not None]
-        values = iter(session.run(live, feed) if live else [])
-        return [np.zeros(shape) if t is None else np.asarray(next(values))
-                for t, shape in zip(tensors, shapes, strict=True)]
-
     def evaluate(self, tf: ModuleType, primals: Sequence[np.ndarray],
                  tangents: Sequence[np.ndarray], dummies: Sequence[np.ndarray]) -> list[np.ndarray]:
         """The double-VJP JVP at these values, one array per output."""
-        if self._session is None:
-            self._session = tf.compat.v1.Session(graph=self.graph)
-        return self.run(self._session, self.jvp, [np.shape(d) for d in dummies],
-                        self.feed(primals, tangents, dummies))
-
-    def unfed_error(self, tf: ModuleType, primals: Sequence[np.ndarray],
-                    tangents: Sequence[np.ndarray]) -> str | None:
-        """TensorFlow's message when it refuses to run the JVP without a value for the dummy
-        (in a fresh session), else None."""
-        with tf.compat.v1.Session(graph=self.graph) as session:
-            return self.feed_error(tf, session, self.feed(primals, tangents, None))
-
-    def feed_error(self, tf: ModuleType, session: Any,
-                   feed: dict[Any, np.ndarray]) -> str | None:
-        """Run the JVP without feeding the dummy (``feed`` from ``feed(..., None)``):
-        TensorFlow's message when it demands a value for the dummy's placeholder, else None."""
-        try:
-            self.run(session, self.jvp, self.out_shapes, feed)
-        except tf.errors.InvalidArgumentError as error:
-            if error.op is None or error.op.name not in {d.op.name for d in self.dummies}:
-                raise
-            lines = [line for line in error.message.splitlines() if "must feed" in line]
-            return lines[0].strip() if lines else str(error.message)
-        return None
-
-
-@dataclass(eq=False)
-class DoubleVjpFunction:
-    """The same construction traced in a ``tf.function`` (for a function that captures eager
-    tensors): ``dummies`` are its dummy arguments' placeholders and ``jvp`` the JVP tensors
-    inside its graph (for the dependence trace); :meth:`evaluate` calls it."""
-
-    concrete: Any
-    dummies: list[Any]
-    is_tuple: bool
-    jvp: list[Any | None]
-
-    def evaluate(self, tf: ModuleType, primals: Sequence[np.ndarray],
-                 tangents: Sequence[np.ndarray], dummies: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """The double-VJP JVP at these values, one array per output."""
-        ds = [tf.constant(d, dtype=p.dtype) for d, p in zip(dummies, self.dummies, strict=True)]
-        values = iter(self.concrete(list(primals), list(tangents), ds))
+        if self.concrete is not None:
+            ds = [tf.constant(d, dtype=p.dtype)
+                  for d, p in zip(dummies, self.dummies, strict=True)]
+            found = self.concrete(list(primals), list(tangents), ds)
+        else:
+            if self._session is None:
+                self._session = tf.compat.v1.Session(graph=self.graph)
+            found = self._run(self._session, self._feed(primals, tangents, dummies))
+        values = iter(found)
         return [np.zeros(np.shape(d)) if t is None else np.asarray(next(values))
                 for t, d in zip(self.jvp, dummies, strict=True)]
 
     def unfed_error(self, tf: ModuleType, primals: Sequence[np.ndarray],
                     tangents: Sequence[np.ndarray]) -> str | None:
-        """None: a function's arguments are always given, so TensorFlow cannot be asked."""
+        """TensorFlow's message when it refuses to run the JVP without a value for the dummy
+        (in a fresh session), else None; None too when ``fn`` captures eager tensors (the
+        graph cannot be run in a session)."""
+        if self.concrete is not None:
+            return None
+        with tf.compat.v1.Session(graph=self.graph) as session:
+            try:
+                self._run(session, self._feed(primals, tangents, None))
+            except tf.errors.InvalidArgumentError as error:
+                if error.op is None or error.op.name not in {d.op.name for d in self.dummies}:
+                    raise
+                lines = [line for line in error.message.splitlines() if "must feed" in line]
+                return lines[0].strip() if lines else str(error.message)
         return None
 
+    def _feed(self, primals: Sequence[np.ndarray], tangents: Sequence[np.ndarray],
+              dummies: Sequence[np.ndarray] | None) -> dict[str, np.ndarray]:
+        """Feed dict by tensor name (a tensor of a function graph is not hashable);
+        ``dummies=None`` leaves them unfed."""
+        fed = [*zip(self.primals, primals, strict=True), *zip(self.tangents, tangents, strict=True)]
+        if dummies is not None:
+            fed += zip(self.dummies, dummies, strict=True)
+        return {t.name: value for t, value in fed}
 
-BuiltDoubleVjp = DoubleVjpGraph | DoubleVjpFunction
-
-
-def build_double_vjp_graph(tf: ModuleType, call: Call) -> BuiltDoubleVjp:
-    """Build the double-VJP graph for ``call``: in a ``tf.Graph``, or in a ``tf.function``
-    when ``fn`` captures eager tensors (variables).  Raises MissingGradient,
-    GraphModeUnsupported or RuleError (see the module docstring)."""
-    try:
-        return _in_graph(tf, call)
-    except GraphModeUnsupported as error:
-        if not _captures_eager_tensor(error.__cause__):
-            raise
-    return _in_function(tf, call)
+    def _run(self, session: Any, feed: dict[str, np.ndarray]) -> list[Any]:
+        live = [t.name for t in self.jvp if t is not None]
+        return session.run(live, feed) if live else []
 
 
-def _captures_eager_tensor(error: BaseException | None) -> bool:
-    return isinstance(error, RuntimeError) and "capture an EagerTensor" in str(error)
-
-
-def _in_graph(tf: ModuleType, call: Call) -> DoubleVjpGraph:
-    graph = tf.Graph()
+def build_double_vjp_graph(tf: ModuleType, call: Call) -> DoubleVjpGraph:
+    """Build the double-VJP of ``call`` in a function graph, run in a session; when ``fn``
+    captures eager tensors, trace it again in a ``tf.function`` whose arguments include the
+    dummies, to be called.  Raises MissingGradient, GraphModeUnsupported or RuleError (see
+    the module docstring)."""
+    # tf.function's graph class (exported for Keras, which builds its graphs in it), filled
+    # as a plain Graph would be: tracing with tf.function itself costs ~11 ms more per build
+    # (automatic control dependencies, the function's creation), once per example
+    graph = tf.__internal__.FuncGraph("double_vjp")
     with graph.as_default():
-        # float64, or complex128 for a complex argument (make_call's dtypes)
-        primals = [tf.compat.v1.placeholder(call.args[i].dtype, call.args[i].shape,
-                                            name=f"x{i}") for i in call.argnums]
-        tangents = [tf.compat.v1.placeholder(call.args[i].dtype, call.args[i].shape,
-                                             name=f"u{i}") for i in call.argnums]
-
-        def placeholders(outs: list[Any]) -> list[Any]:
-            # an output whose shape depends on values (segment_sum, boolean_mask) gets a
-            # dummy placeholder of that partial shape; the values fed give it its size
-            return [tf.compat.v1.placeholder(_dummy_dtype(tf, out), out.shape, name=f"v{k}")
-                    for k, out in enumerate(outs)]
-
-        outs, is_tuple, dummies, vjp, jvp = _construct(tf, call, primals, tangents,
-                                                       placeholders)
-    return DoubleVjpGraph(graph=graph, primals=primals, tangents=tangents, dummies=dummies,
-                          out_shapes=[_static_shape(o) for o in outs],
-                          is_tuple=is_tuple, vjp=list(vjp), jvp=list(jvp))
-
-
-def _in_function(tf: ModuleType, call: Call) -> DoubleVjpFunction:
-    specs = [tf.TensorSpec(call.args[i].shape, tf.as_dtype(call.args[i].dtype))
-             for i in call.argnums]
-
-    def forward(*xs: Any) -> list[Any]:
-        with _graph_mode(call.name):
-            return outputs_of(tf, call, call_fn(call, as_tensor_args(tf, call, list(xs))))[0]
-
-    outs = tf.function(forward, autograph=False).get_concrete_function(*specs).structured_outputs
-    dummy_specs = [tf.TensorSpec(o.shape, _dummy_dtype(tf, o)) for o in outs]
-    traced: dict[str, Any] = {}
+        built = _build(tf, call, graph, _placeholders(tf, call, "x"),
+                       _placeholders(tf, call, "u"), None)
+    if not graph.external_captures:
+        return built
+    traced: list[DoubleVjpGraph] = []
 
     def body(xs: list[Any], us: list[Any], vs: list[Any]) -> list[Any]:
-        _, traced["is_tuple"], traced["dummies"], _, traced["jvp"] = _construct(
-            tf, call, xs, us, lambda _: list(vs))
-        return [t for t in traced["jvp"] if t is not None]
+        traced.append(_build(tf, call, None, xs, us, vs))
+        return [t for t in traced[-1].jvp if t is not None]
 
-    concrete = tf.function(body, autograph=False).get_concrete_function(specs, specs,
-                                                                        dummy_specs)
-    return DoubleVjpFunction(concrete=concrete, dummies=traced["dummies"],
-                             is_tuple=traced["is_tuple"], jvp=list(traced["jvp"]))
+    concrete = tf.function(body, autograph=False).get_concrete_function(
+        _arg_specs(tf, call, "x"), _arg_specs(tf, call, "u"),
+        [tf.TensorSpec(d.shape, d.dtype, name=f"v{k}") for k, d in enumerate(built.dummies)])
+    return replace(traced[-1], graph=concrete.graph, concrete=concrete)
 
 
-def _construct(tf: ModuleType, call: Call, primals: list[Any], tangents: list[Any],
-               dummies_for: Callable[[list[Any]], list[Any]]) -> tuple[Any, ...]:
-    """The double-VJP in the current graph: outputs, whether a tuple, dummies, VJP, JVP.
-    Integer outputs get an (unread) dummy but are not differentiated."""
+def _build(tf: ModuleType, call: Call, graph: Any, primals: list[Any], tangents: list[Any],
+           dummies: list[Any] | None) -> DoubleVjpGraph:
+    """The construction in the current graph; ``dummies=None`` makes each a placeholder
+    ``v<k>`` of its output's shape."""
     with _graph_mode(call.name):
         outs, is_tuple = outputs_of(tf, call, call_fn(call, as_tensor_args(tf, call, primals)))
-    dummies = dummies_for(outs)
+    if dummies is None:
+        # an output whose shape depends on values (segment_sum, boolean_mask) gets a dummy of
+        # that partial shape; the values fed give it its size
+        dummies = [tf.compat.v1.placeholder(_dummy_dtype(tf, out), out.shape, name=f"v{k}")
+                   for k, out in enumerate(outs)]
+    return DoubleVjpGraph(graph=graph, primals=list(primals), tangents=list(tangents),
+                          dummies=list(dummies), is_tuple=is_tuple,
+                          jvp=_construct(tf, call, outs, primals, tangents, dummies))
+
+
+def _construct(tf: ModuleType, call: Call, outs: list[Any], primals: list[Any],
+               tangents: list[Any], dummies: list[Any]) -> list[Any | None]:
+    """The double-VJP JVP of each of ``outs`` in the current graph.  Integer outputs get an
+    (unread) dummy but are not differentiated."""
     kept = [k for k, out in enumerate(outs) if inexact(out)]
     vjp: list[Any | None] = [None] * len(primals)
     if kept and primals:
@@ -231,7 +183,19 @@ def _construct(tf: ModuleType, call: Call, primals: list[Any], tangents: list[An
                                                      grad_ys=[u for _, u in linked]))
         for k, j in zip(kept, found, strict=True):
             jvp[k] = j
-    return outs, is_tuple, dummies, vjp, jvp
+    return jvp
+
+
+def _arg_specs(tf: ModuleType, call: Call, prefix: str) -> list[Any]:
+    """The differentiated arguments' specs, named ``x0``, ``x2`` ... after their positions:
+    float64, or complex128 for a complex argument (make_call's dtypes)."""
+    return [tf.TensorSpec(call.args[i].shape, tf.as_dtype(call.args[i].dtype),
+                          name=f"{prefix}{i}") for i in call.argnums]
+
+
+def _placeholders(tf: ModuleType, call: Call, prefix: str) -> list[Any]:
+    return [tf.compat.v1.placeholder(spec.dtype, spec.shape, name=spec.name)
+            for spec in _arg_specs(tf, call, prefix)]
 
 
 def _dummy_dtype(tf: ModuleType, out: Any) -> Any:
@@ -239,18 +203,10 @@ def _dummy_dtype(tf: ModuleType, out: Any) -> Any:
     return out.dtype if inexact(out) else tf.float64
 
 
-def _static_shape(out: Any) -> tuple[int, ...]:
-    """An output's static shape, an unknown size as 0 and an unknown rank as ()
-    (``tf.numpy_function``): only the unfed run uses it, for results that are None."""
-    if out.shape.rank is None:
-        return ()
-    return tuple(0 if n is None else n for n in out.shape.as_list())
-
-
 @contextmanager
 def _graph_mode(name: str) -> Iterator[None]:
-    """Running ``fn`` in graph mode: a function that works eagerly only (``x.numpy()``,
-    eager tensors captured outside a ``tf.function``) has no graph-mode double-VJP."""
+    """Running ``fn`` in graph mode: a function that works eagerly only (``x.numpy()``, a
+    Python ``if`` on a tensor) has no graph-mode double-VJP."""
     try:
         yield
     except Unsupported:
