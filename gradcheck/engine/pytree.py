@@ -21,7 +21,7 @@ def _walk(node: Any, leaves: list[Any]) -> Any:
     if kind is list or kind is tuple:  # the common containers, without the generic tests
         return (kind, [_walk(c, leaves) for c in node])
     if isinstance(node, tuple) and hasattr(node, "_fields"):  # a namedtuple: by position
-        return (type(node)._make, [_walk(c, leaves) for c in node])
+        return (type(node)._make, [_walk(c, leaves) for c in node])  # type: ignore[attr-defined]
     if isinstance(node, (list, tuple)):
         return (type(node), [_walk(c, leaves) for c in node])
     if isinstance(node, dict):
