@@ -661,11 +661,11 @@ def domain_named(name: str, where: str = "input") -> Domain:
 def domain_from_table(table: dict[str, Any], where: str) -> Domain:
     """``{"domain": name, **arguments}`` as the domain: the domain called ``name`` with
     ``arguments`` replacing its own (``interval`` needs ``low`` and ``high``)."""
-    table = dict(table)
+    given, table = table, dict(table)
     name = table.pop("domain", None)
     if not isinstance(name, str):
         raise ValueError(f"{where}: a table input needs domain = \"<name>\" (and the domain's "
-                         f"arguments), got {table!r}")
+                         f"arguments), got {given!r}")
     base = None if name == "interval" else domain_named(name, where)
     kind = Interval if base is None else type(base)
     if not table and base is not None:

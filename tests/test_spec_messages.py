@@ -198,3 +198,10 @@ def test_a_static_argument_jax_cannot_take_is_named(jax: Any, second: Any,
     assert not report.passed
     errors = [f.message for f in report.findings if f.kind == "error"]
     assert any(re.search("scaled: " + words, m) for m in errors), errors
+
+
+def test_as_domain_shows_a_table_without_a_domain_name_as_given() -> None:
+    from gradcheck.domains import as_domain
+
+    with pytest.raises(ValueError, match=r"got \{'domain': 3, 'low': 1\}"):
+        as_domain({"domain": 3, "low": 1})
