@@ -67,10 +67,8 @@ def custom_gradient(f: Callable[..., Any]) -> Callable[..., Any]:
         if tracers:
             _refuse_unseen_inputs(f, args, kwargs, tracers)
         with state.only(()):
-            result, grad_fn = f(*args, **kwargs)
-        if not callable(grad_fn):
-            raise TypeError(f"custom_gradient {f.__name__!r}: the function must return "
-                            f"(y, grad_fn); got a {type(grad_fn).__name__} as grad_fn")
+            returned = f(*args, **kwargs)
+        result, grad_fn = _y_and_grad_fn(f, returned)
         in_leaves, _ = flatten(args)
         out_leaves, out_tree = flatten(result)
         n_in = len(in_leaves)
@@ -95,6 +93,21 @@ def custom_gradient(f: Callable[..., Any]) -> Callable[..., Any]:
         return unflatten(out_tree, list(outs))
 
     return wrapped
+
+
+def _y_and_grad_fn(f: Callable[..., Any], returned: Any) -> tuple[Any, Callable[..., Any]]:
+    """``returned`` as ``(y, grad_fn)``, or a TypeError naming ``f`` and what it returned."""
+    name = getattr(f, "__name__", "f")
+    if not (isinstance(returned, (tuple, list)) and len(returned) == 2):
+        what = (f"a {type(returned).__name__} of {len(returned)}"
+                if isinstance(returned, (tuple, list)) else
+                f"a {type(returned).__name__}")
+        raise TypeError(f"custom_gradient {name!r}: the function must return (y, grad_fn); it "
+                        f"returned {what}")
+    if not callable(returned[1]):
+        raise TypeError(f"custom_gradient {name!r}: the function must return (y, grad_fn); "
+                        f"got a {type(returned[1]).__name__} as grad_fn")
+    return returned[0], returned[1]
 
 
 def _refuse_unseen_inputs(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
