@@ -80,6 +80,26 @@ def _shape_dtype(v: Any) -> tuple[Any, Any]:
         return np.shape(v), getattr(v, "dtype", None)
 
 
+def _frozen(v: Any) -> Any:
+    """``v``, copied when it is an array its owner can still write into (read-only arrays,
+    such as ``Tensor.numpy()``, and everything else are kept as they are)."""
+    if isinstance(v, np.ndarray) and v.flags.writeable:
+        return v.copy()
+    return v
+
+
+def _frozen_params(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with each writable array value (or one in a tuple or list) copied."""
+    for v in params.values():
+        if isinstance(v, np.ndarray) or (type(v) in (tuple, list) and any(
+                isinstance(e, np.ndarray) for e in v)):
+            break
+    else:
+        return params
+    return {k: type(v)(_frozen(e) for e in v) if type(v) in (tuple, list) else _frozen(v)
+            for k, v in params.items()}
+
+
 def _input(position: int, t: Tensor) -> _Input:
     """(position, key, shape, dtype) of an input that needs a cotangent (see _Node)."""
     return (position, t._key, *_shape_dtype(t._value))
@@ -289,6 +309,17 @@ class GradientTape:
                 args = tuple([a if k else None for a, k in zip(args, keep, strict=True)])
         elif type(args) is not tuple:
             args = tuple(args)
+        # a constant array the caller may still write into (a reused buffer) is kept as a
+        # copy: the rule must see the value the forward saw (Tensors and numbers are immutable)
+        if n == 2:
+            a, b = args
+            if (type(a) is not Tensor and isinstance(a, np.ndarray)) or \
+                    (type(b) is not Tensor and isinstance(b, np.ndarray)):
+                args = (_frozen(a), _frozen(b))
+        elif n > 2:
+            args = tuple([_frozen(a) for a in args])
+        if params:
+            params = _frozen_params(params)
         # several outputs stay: a missing cotangent is filled with zeros shaped like its output
         self._nodes.append((op, args, outs if keep_out or len(outs) > 1 else None, params,
                             inputs, out_keys))
