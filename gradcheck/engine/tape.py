@@ -346,7 +346,6 @@ class GradientTape:
                 "GradientTape.gradient can only be called once on a non-persistent tape; "
                 "use GradientTape(persistent=True) to call it several times"
             )
-        self._used = True
         targets, _ = flatten(target)
         source_list, source_tree = flatten(sources)
         for i, s in enumerate(source_list):
@@ -357,6 +356,7 @@ class GradientTape:
                 raise ValueError(f"GradientTape.gradient: source {i} has dtype {s.dtype}; "
                                  "only floating-point tensors are differentiated")
         seeds = self._seeds(targets, output_gradients)
+        self._used = True  # only now: a call refused above leaves the tape usable
         for t in (*targets, *source_list):  # distinct keys, tracked or not
             if type(t) is Tensor:
                 _keyed(t)
