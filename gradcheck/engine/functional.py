@@ -2,12 +2,16 @@
 
 ``vjp``, ``jvp`` (native rules, or the double-VJP trick with a chosen dummy),
 ``grad``, ``hvp`` in three nestings and ``jacobian``.  Functions take and
-return tensors or arrays (or nested structures of them).
+return tensors or arrays (or nested structures of them).  ``primals`` and
+``tangents`` are a tuple or list with one entry per argument of ``f``, as in JAX;
+an error from the tape or accumulator a helper runs names the helper.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -25,6 +29,51 @@ def _as_tensors(primals: tuple[Any, ...]) -> tuple[Tensor, ...]:
     return tuple(p if type(p) is Tensor else tensor(p) for p in primals)
 
 
+def _pairs(helper: str, primals: Any, tangents: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """``primals`` and ``tangents`` as tuples, after checking they are tuples or lists (a bare
+    array would be split into its rows, one per argument) of the same length and shapes, with
+    no complex tangent for a real primal."""
+    for name, value in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(f"{helper}: {name} must be a tuple or list with one entry per "
+                            f"argument of f, got a {type(value).__name__}; wrap a single array "
+                            "in a tuple: (x,)")
+    if len(primals) != len(tangents):
+        raise ValueError(f"{helper}: {len(primals)} primals but {len(tangents)} tangents")
+    for i, (p, t) in enumerate(zip(primals, tangents, strict=True)):
+        if t is None:  # no tangent for this primal
+            continue
+        if np.shape(value_of(t)) != np.shape(value_of(p)):
+            raise ValueError(f"{helper}: tangents[{i}] has shape {np.shape(value_of(t))}, "
+                             f"primals[{i}] has shape {np.shape(value_of(p))}")
+        if np.iscomplexobj(value_of(t)) and not np.iscomplexobj(value_of(p)):
+            raise ValueError(f"{helper}: tangents[{i}] is complex but primals[{i}] is real")
+    return tuple(primals), tuple(tangents)
+
+
+_ENGINE = ("GradientTape", "ForwardAccumulator")
+_helper: ContextVar[str | None] = ContextVar("gradcheck_functional_helper", default=None)
+
+
+@contextmanager
+def _named(helper: str) -> Iterator[None]:
+    """Re-raise an error of the tape or accumulator the helper runs with the helper's name
+    first (the original as its cause).  The outermost helper names it: ``jacobian``, not the
+    ``vjp`` it calls."""
+    if _helper.get() is not None:
+        yield
+        return
+    token = _helper.set(helper)
+    try:
+        yield
+    except (TypeError, ValueError, RuntimeError) as e:
+        if type(e) in (TypeError, ValueError, RuntimeError) and str(e).startswith(_ENGINE):
+            raise type(e)(f"{helper}: {e}") from e
+        raise
+    finally:
+        _helper.reset(token)
+
+
 def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
     """``(f(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` gives one cotangent per primal.
 
@@ -33,13 +82,14 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., tuple[
     """
     xs = _as_tensors(primals)
     tape = GradientTape(persistent=True)
-    with tape:
+    with _named("vjp"), tape:
         tape.watch(list(xs))
         out = f(*xs)
 
     def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
-        grads = tape.gradient(out, list(xs), output_gradients=cotangent,
-                              unconnected_gradients="zero")
+        with _named("vjp"):
+            grads = tape.gradient(out, list(xs), output_gradients=cotangent,
+                                  unconnected_gradients="zero")
         return tuple(grads)
 
     return out, vjp_fn
@@ -56,19 +106,18 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, method: str = "nativ
     "calling gradients twice" trick: right only if every VJP is linear in its
     cotangent.
     """
-    primals, tangents = tuple(primals), tuple(tangents)
-    if len(primals) != len(tangents):
-        raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
-    if method == "double_vjp":
-        return double_vjp(f, primals, tangents, dummy=dummy)
-    if method not in ("native", "transpose"):
+    primals, tangents = _pairs("jvp", primals, tangents)
+    if method not in ("native", "transpose", "double_vjp"):
         raise ValueError(f"jvp: method must be 'native', 'transpose' or 'double_vjp', "
                          f"got {method!r}")
-    xs = _as_tensors(primals)
-    with ForwardAccumulator(list(xs), list(tangents),
-                            force_transpose=method == "transpose") as acc:
-        out = f(*xs)
-    return out, acc.jvp(out, unconnected_gradients="zero")
+    with _named("jvp"):
+        if method == "double_vjp":
+            return double_vjp(f, primals, tangents, dummy=dummy)
+        xs = _as_tensors(primals)
+        with ForwardAccumulator(list(xs), list(tangents),
+                                force_transpose=method == "transpose") as acc:
+            out = f(*xs)
+        return out, acc.jvp(out, unconnected_gradients="zero")
 
 
 def double_vjp(f: Callable[..., Any], primals: Any, tangents: Any, dummy: Any = None,
@@ -82,7 +131,14 @@ def double_vjp(f: Callable[..., Any], primals: Any, tangents: Any, dummy: Any = 
     ``recorder.watched(t)`` tells whether a result ``t`` was computed from the
     dummy: the engine's own record of a dependence leak.
     """
-    xs = _as_tensors(tuple(primals))
+    primals, tangents = _pairs("double_vjp", primals, tangents)
+    with _named("double_vjp"):
+        return _double_vjp(f, primals, tangents, dummy, recorder)
+
+
+def _double_vjp(f: Callable[..., Any], primals: tuple[Any, ...], tangents: tuple[Any, ...],
+                dummy: Any, recorder: GradientTape | None) -> tuple[Any, Any]:
+    xs = _as_tensors(primals)
     outer = GradientTape(persistent=True)
     inner = GradientTape()
     if recorder is not None:
@@ -131,13 +187,14 @@ def grad(f: Callable[..., Any], argnum: int = 0) -> Callable[..., Any]:
             raise IndexError(f"grad: argnum={argnum}, but {getattr(f, '__name__', 'f')} was "
                              f"called with {len(args)} argument{'s' * (len(args) != 1)}")
         xs = list(_as_tensors(args))
-        with GradientTape() as tape:
-            tape.watch(xs[argnum])
-            out = f(*xs)
-        if np.ndim(value_of(out)) != 0:
-            raise ValueError(f"grad: {getattr(f, '__name__', 'f')} must return a scalar, "
-                             f"got shape {np.shape(value_of(out))}")
-        return tape.gradient(out, xs[argnum], unconnected_gradients="zero")
+        with _named("grad"):
+            with GradientTape() as tape:
+                tape.watch(xs[argnum])
+                out = f(*xs)
+            if np.ndim(value_of(out)) != 0:
+                raise ValueError(f"grad: {getattr(f, '__name__', 'f')} must return a scalar, "
+                                 f"got shape {np.shape(value_of(out))}")
+            return tape.gradient(out, xs[argnum], unconnected_gradients="zero")
 
     return gradfun
 
@@ -150,13 +207,24 @@ def hvp(f: Callable[..., Any], primals: Any, tangents: Any, mode: str = "fwd_ove
     ``"rev_over_rev"`` (tape around a tape) or ``"rev_over_fwd"`` (tape around
     an accumulator).  Returns one array per primal.
     """
-    xs = list(_as_tensors(tuple(primals)))
-    ts = list(tangents)
+    primals, tangents = _pairs("hvp", primals, tangents)
+    if mode not in ("fwd_over_rev", "rev_over_rev", "rev_over_fwd"):
+        raise ValueError(f"hvp: mode must be 'fwd_over_rev', 'rev_over_rev' or 'rev_over_fwd', "
+                         f"got {mode!r}")
+    with _named("hvp"):
+        return _hvp(f, list(_as_tensors(primals)), list(tangents), mode, cotangent)
 
+
+def _hvp(f: Callable[..., Any], xs: list[Tensor], ts: list[Any], mode: str,
+         cotangent: Any) -> tuple[Any, ...]:
     def weighted(*args: Any) -> Any:
         out = f(*args)
-        w = np.ones_like(value_of(out)) if cotangent is None else cotangent
-        return out, w
+        if cotangent is None:
+            return out, np.ones_like(value_of(out))
+        if np.shape(value_of(cotangent)) != np.shape(value_of(out)):
+            raise ValueError(f"hvp: cotangent has shape {np.shape(value_of(cotangent))}, "
+                             f"f's output has shape {np.shape(value_of(out))}")
+        return out, cotangent
 
     if mode == "fwd_over_rev":
         with ForwardAccumulator(xs, ts) as acc:
@@ -174,34 +242,55 @@ def hvp(f: Callable[..., Any], primals: Any, tangents: Any, mode: str = "fwd_ove
             g = inner.gradient(out, xs, output_gradients=w, unconnected_gradients="zero")
         return tuple(outer.gradient(g, xs, output_gradients=[tensor(t) for t in ts],
                                     unconnected_gradients="zero"))
-    if mode == "rev_over_fwd":
-        with GradientTape() as outer:
-            outer.watch(xs)
-            with ForwardAccumulator(xs, ts) as acc:
-                out, w = weighted(*xs)
-            t_out = acc.jvp(out, unconnected_gradients="zero")
-        return tuple(outer.gradient(t_out, xs, output_gradients=w,
-                                    unconnected_gradients="zero"))
-    raise ValueError(f"hvp: mode must be 'fwd_over_rev', 'rev_over_rev' or 'rev_over_fwd', "
-                     f"got {mode!r}")
+    with GradientTape() as outer:  # rev_over_fwd
+        outer.watch(xs)
+        with ForwardAccumulator(xs, ts) as acc:
+            out, w = weighted(*xs)
+        t_out = acc.jvp(out, unconnected_gradients="zero")
+    return tuple(outer.gradient(t_out, xs, output_gradients=w, unconnected_gradients="zero"))
 
 
-def jacobian(f: Callable[..., Any], x: Any, mode: str = "rev") -> np.ndarray:
-    """The full Jacobian of ``f`` at ``x``, shaped ``f(x).shape + x.shape``."""
+def jacobian(f: Callable[..., Any], x: Any, mode: str = "rev") -> Any:
+    """The full Jacobian of ``f`` at ``x``, shaped ``f(x).shape + x.shape``.
+
+    For an ``f`` returning a tuple, list or dict of arrays, the same structure holding one
+    Jacobian per output (as JAX's ``jacrev``).
+    """
     x = x if type(x) is Tensor else tensor(x)
-    if mode == "rev":
-        out, vjp_fn = vjp(f, x)
-        out_shape = np.shape(value_of(out))
-        rows = [value_of(vjp_fn(e.reshape(out_shape))[0]) for e in _basis(out_shape, x.dtype)]
-        return np.array(rows).reshape(out_shape + x.shape)
-    if mode == "fwd":
-        cols = [value_of(jvp(f, (x,), (e.reshape(x.shape),))[1])
-                for e in _basis(x.shape, x.dtype)]
-        out_shape = np.shape(cols[0]) if cols else np.shape(value_of(f(x)))
-        jac = np.array(cols).reshape(x.shape + out_shape) if cols else \
-            np.zeros(x.shape + out_shape)
-        return np.moveaxis(jac, list(range(x.ndim)), list(range(-x.ndim, 0))) if x.ndim else jac
-    raise ValueError(f"jacobian: mode must be 'rev' or 'fwd', got {mode!r}")
+    if mode not in ("rev", "fwd"):
+        raise ValueError(f"jacobian: mode must be 'rev' or 'fwd', got {mode!r}")
+    with _named("jacobian"):
+        return _jacobian_rev(f, x) if mode == "rev" else _jacobian_fwd(f, x)
+
+
+def _jacobian_rev(f: Callable[..., Any], x: Tensor) -> Any:
+    """One VJP per output element: each row is the gradient of one element."""
+    out, vjp_fn = vjp(f, x)
+    leaves, tree = flatten(out)
+    shapes = [np.shape(value_of(o)) for o in leaves]
+    zeros = [np.zeros(s, x.dtype) for s in shapes]
+    jacs = []
+    for i, shape in enumerate(shapes):
+        rows = [value_of(vjp_fn([*zeros[:i], e.reshape(shape), *zeros[i + 1:]])[0])
+                for e in _basis(shape, x.dtype)]
+        jacs.append(np.array(rows).reshape(shape + x.shape))
+    return unflatten(tree, jacs)
+
+
+def _jacobian_fwd(f: Callable[..., Any], x: Tensor) -> Any:
+    """One JVP per input element: each column is the tangent of every output."""
+    basis = _basis(x.shape, x.dtype)
+    if basis:
+        cols = [flatten(jvp(f, (x,), (e.reshape(x.shape),))[1]) for e in basis]
+        tree = cols[0][1]
+        jacs = [np.array([value_of(c[0][i]) for c in cols])
+                for i in range(len(cols[0][0]))]
+    else:  # an empty x: no columns
+        leaves, tree = flatten(f(x))
+        jacs = [np.zeros((0, *np.shape(value_of(o)))) for o in leaves]
+    # (input elements, *out) -> (*out, *x.shape)
+    return unflatten(tree, [np.moveaxis(j.reshape(x.shape + j.shape[1:]), list(range(x.ndim)),
+                                        list(range(-x.ndim, 0))) for j in jacs])
 
 
 def _basis(shape: tuple[int, ...], dtype: Any) -> list[np.ndarray]:
