@@ -68,3 +68,57 @@ def test_a_refused_call_leaves_a_non_persistent_tape_usable(bad):
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.cos(x.numpy()))
     with pytest.raises(RuntimeError, match="only be called once"):
         tape.gradient(y, x)
+
+
+# -- C. forward mode by transposition: an integer output beside a float one -----------------
+X = np.array([0.3, -0.7, 1.2])
+
+
+@gc.custom_gradient
+def _scaled_and_argmax(a):
+    return (a * 2, np.argmax(a.numpy())), lambda dy, dk: dy * 2
+
+
+def _scaled_argmax_op(**kw):
+    return gc.define_op("scaled_argmax", lambda a: (a * 2, np.argmax(a)), nout=2,
+                        register=False, **kw)
+
+
+def _forward(f, tangent=np.ones(3), **kw):
+    x = gc.tensor(X)
+    with gc.ForwardAccumulator(x, tangent, **kw) as acc:
+        y, k = f(x)
+    return acc.jvp(y), acc.jvp(k)
+
+
+def test_a_custom_gradient_with_an_integer_output_works_in_forward_mode():
+    jy, jk = _forward(_scaled_and_argmax, np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(jy.numpy(), [2.0, 4.0, 6.0])
+    assert jk is None
+
+
+def test_an_op_without_a_jvp_rule_and_an_integer_output_works_in_forward_mode():
+    op = _scaled_argmax_op(vjp=lambda g, out, a: g[0] * 2)
+    jy, jk = _forward(op)
+    np.testing.assert_array_equal(jy.numpy(), [2.0, 2.0, 2.0])
+    assert jk is None
+
+
+def test_forced_transposition_beside_an_integer_output_gives_the_native_jvp():
+    op = _scaled_argmax_op(vjp=lambda g, out, a: g[0] * 2,
+                           jvp=lambda ts, out, a: (ts[0] * 2, np.zeros_like(out[1])))
+    native, _ = _forward(op)
+    transposed, _ = _forward(op, force_transpose=True)
+    np.testing.assert_array_equal(transposed.numpy(), native.numpy())
+
+
+def test_the_integer_output_gets_the_cotangent_a_tape_gives_it():
+    seen = []
+
+    def vjp(g, out, a):
+        seen.append(g[1])
+        return g[0] * 2
+
+    jy, _ = _forward(_scaled_argmax_op(vjp=vjp, fill_zeros=False))
+    np.testing.assert_array_equal(jy.numpy(), [2.0, 2.0, 2.0])
+    assert seen == [None]

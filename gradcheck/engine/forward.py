@@ -240,15 +240,21 @@ def transpose_jvp(op: Op, tangents: list[Any], outs: tuple[Tensor, ...], args: t
     """An op's JVP by transposing its VJP: VJP with a dummy cotangent, then its VJP in the dummy.
 
     The dummy defaults to ones (TensorFlow's ``unused_forwardprop_aid``); the
-    answer must not depend on it when the VJP is linear in its cotangent.
+    answer must not depend on it when the VJP is linear in its cotangent.  An integer or
+    bool output is not differentiated: it gets no dummy, the cotangent a tape gives it
+    (zeros, or None for an op with ``fill_zeros=False``) and a zero tangent of its dtype.
     """
     helper = GradientTape(persistent=True)
     helper.level = level
+    live = [o._value.dtype.kind in "fc" for o in outs]
     dummies = [Tensor(np.ones_like(o._value) if dummy is None else np.asarray(dummy))
-               for o in outs]
+               for o, d in zip(outs, live, strict=True) if d]
     helper.watch(dummies)
+    given = iter(dummies)
+    cotangents = [next(given) if d else np.zeros_like(o._value) if op.fill_zeros else None
+                  for o, d in zip(outs, live, strict=True)]
     with state.only((*state.visible(), helper)):
-        g = dummies[0] if op.nout == 1 else tuple(dummies)
+        g = cotangents[0] if op.nout == 1 else tuple(cotangents)
         out = outs[0] if op.nout == 1 else outs
         cts = call_rule(op, op.vjp, g, out, args, params)  # type: ignore[arg-type]
     if not isinstance(cts, (tuple, list)):
@@ -264,5 +270,7 @@ def transpose_jvp(op: Op, tangents: list[Any], outs: tuple[Tensor, ...], args: t
             weights.append(t)
     if not targets:
         return None if op.nout == 1 else (None,) * op.nout
-    result = helper.gradient(targets, dummies, output_gradients=weights)
+    transposed = iter(helper.gradient(targets, dummies, output_gradients=weights))
+    result = [next(transposed) if d else Tensor(np.zeros_like(o._value))
+              for o, d in zip(outs, live, strict=True)]
     return result[0] if op.nout == 1 else tuple(result)
