@@ -64,17 +64,33 @@ def unchecked_choices(op: str, stats: dict[str, Any]) -> list[Finding]:
     for dtype, choices in sorted(stats.get("unchecked_choices", {}).items()):
         said = ", ".join(f"{c['name']}={c['value']!r}" for c in choices)
         reasons = sorted({r for c in choices for r in c["skipped"]})
-        why = "; ".join(f"{r}: {SKIPPED[r]}" if r in SKIPPED else r for r in reasons) or \
-            "no example drawn took it"
+        # (without the axis reason's generic shapes= hint: the one below fits the choice)
+        why = "; ".join(f"{r}: {SKIPPED[r].split(': give shapes=')[0]}" if r in SKIPPED
+                        else r for r in reasons) or "no example drawn took it"
         out.append(Finding(
             op, "all", "all", "error",
             f"{op}: parameter choice {said} never checked in {dtype}: every example drawn "
             f"with it was skipped ({why}). Nothing was checked there, so this is not a "
-            "pass: give shapes= that offer it (such as '(a,b,c,d)' for axis=3), or drop "
-            "the choice from params",
+            f"pass: give shapes= that offer it ({_shapes_for(choices)}), or drop the choice "
+            "from params",
             details={"dtype": dtype, "choices": choices,
                      "reason": "parameter choices never checked"}))
     return out
+
+
+def _shapes_for(choices: list[dict[str, Any]]) -> str:
+    """A ``shapes=`` hint for unchecked choices: for axis-like ones (ints, tuples of ints),
+    inputs with as many dimensions as the largest axis needs."""
+    needed = 0
+    for c in choices:
+        value = c["value"]
+        axes = value if isinstance(value, (tuple, list)) else [value]
+        if all(isinstance(a, int) and not isinstance(a, bool) for a in axes):
+            needed = max([needed, *(a + 1 if a >= 0 else -a for a in axes)])
+    if not needed:
+        return "inputs of the sizes the choice needs"
+    dims = ",".join("abcdefghijklmnopqrstuvwxyz"[k % 26] for k in range(needed))
+    return f"inputs of {needed} dimension{'s' * (needed != 1)} or more, such as '({dims})'"
 
 
 def only_empty(op: str, dtypes: list[str]) -> list[Finding]:

@@ -46,6 +46,7 @@ from gradcheck.cli.suites import (
     PlannedOp,
     Suite,
     load_suite,
+    suite_names,
 )
 from gradcheck.cli.terminal import Terminal
 from gradcheck.engine import Registry, default_registry
@@ -258,7 +259,7 @@ def add_parser(subparsers: Any) -> None:
     what.add_argument("--all", action="store_true", help="every registered op")
     what.add_argument("--suite", metavar="SUITE",
                       help="a suite file (any .toml path) or the name of a shipped suite "
-                           "(smoke, full, tensorflow_audit)")
+                           f"({', '.join(suite_names())})")
     what.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
                       help="import this module first, from the current folder or the Python "
                            "path (it registers your own ops; repeatable)")
