@@ -23,3 +23,11 @@ def test_run_help_lists_every_shipped_suite(capsys: pytest.CaptureFixture[str]) 
     flat = " ".join(capsys.readouterr().out.split())
     assert len(suite_names()) >= 5
     assert f"({', '.join(suite_names())})" in flat
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh", 1])
+def test_gelu_refuses_an_approximate_that_is_not_a_bool(approximate: object) -> None:
+    import numpy as np
+
+    with pytest.raises(TypeError, match="nn.gelu: approximate must be True or False"):
+        gc.nn.gelu(np.ones(2), approximate=approximate)

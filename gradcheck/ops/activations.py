@@ -371,6 +371,9 @@ celu: Op = _activation(
 # -- smooth gates ---------------------------------------------------------------------
 def _gelu(x: Any, approximate: bool = False) -> Any:
     """x * Phi(x); with ``approximate`` the tanh form, written as x * sigmoid(2u)."""
+    if not isinstance(approximate, (bool, np.bool_)):  # torch's "none"/"tanh" read as truthy
+        raise TypeError(f"nn.gelu: approximate must be True or False, got "
+                        f"{type(approximate).__name__} {approximate!r}")
     if approximate:
         return x * sp.expit(2 * GELU_C * (x + GELU_K * x * x * x))
     return 0.5 * x * sp.erfc(-x * INV_SQRT2)
