@@ -53,12 +53,14 @@ class ForwardAccumulator:
 
     def __init__(self, primals: Any, tangents: Any, *, force_transpose: bool = False) -> None:
         self.force_transpose = force_transpose
-        self.level: float = state.new_level()
-        # Every tangent is kept on its tensor (``Tensor._tangents``, by level), so it is freed
-        # with the tensor.  The primals' entries are removed when the accumulator goes.
+        self.level: float = state.new_level()  # set again on entry: see gradcheck.engine.state
+        # Every tangent is kept on its tensor (``Tensor._tangents``, by this accumulator's
+        # ``_key``), so it is freed with the tensor.  The primals' entries are removed when
+        # the accumulator goes.
+        self._key = self.level
         watched: list[Tensor] = []
         self._given: list[np.ndarray] = []  # the tangents given as arrays (see ``jvp``)
-        weakref.finalize(self, _forget, watched, self.level)
+        weakref.finalize(self, _forget, watched, self._key)
         ps, _ = flatten(primals)
         ts, _ = flatten(tangents)
         if len(ps) != len(ts):
@@ -84,10 +86,11 @@ class ForwardAccumulator:
             t = user_value(t, p.dtype, f"ForwardAccumulator: tangent {i}", f"primal {i}")
             if type(t) is not Tensor:
                 self._given.append(t)
-            _keep(p, self.level, t)
+            _keep(p, self._key, t)
             watched.append(p)
 
     def __enter__(self) -> ForwardAccumulator:
+        self.level = state.new_level()
         state.push(self)
         return self
 
@@ -120,14 +123,14 @@ class ForwardAccumulator:
     def _tangent(self, x: Any) -> Any:
         """The tangent of ``x`` in this accumulator (None: it has none)."""
         kept = x._tangents if type(x) is Tensor else None
-        return None if kept is None else kept.get(self.level)
+        return None if kept is None else kept.get(self._key)
 
     def record(self, op: Op, args: tuple[Any, ...], outs: Any, params: dict[str, Any]) -> None:
-        level = self.level
+        key = self._key
         # the common cases inline (an op's only input is a tensor; of two, one may not be)
         if len(args) == 1:
             kept = args[0]._tangents
-            t = None if kept is None else kept.get(level)
+            t = None if kept is None else kept.get(key)
             if t is None:
                 return
             tangents: tuple[Any, ...] = (t,)
@@ -135,8 +138,8 @@ class ForwardAccumulator:
             a, b = args
             ka = a._tangents if type(a) is Tensor else None
             kb = b._tangents if type(b) is Tensor else None
-            tangents = (None if ka is None else ka.get(level),
-                        None if kb is None else kb.get(level))
+            tangents = (None if ka is None else ka.get(key),
+                        None if kb is None else kb.get(key))
         else:
             tangents = tuple([self._tangent(a) for a in args])
         nondiff = op.nondiff_argnums
@@ -177,16 +180,16 @@ class ForwardAccumulator:
                         and rv.dtype == ov.dtype):
                     result = fit_number(op, 0, result, ov.shape, ov.dtype, "output tangent")
                 if outs._tangents is None:
-                    outs._tangents = {level: result}
+                    outs._tangents = {key: result}
                 else:
-                    outs._tangents[level] = result
+                    outs._tangents[key] = result
             return
         if not isinstance(result, (tuple, list)) or len(result) != op.nout:
             raise RuleError(op.name, "jvp", "count", f"the JVP rule must return {op.nout} tangents")
         for k, (o, t) in enumerate(zip(outs, result, strict=False)):
             if t is None or not is_float(o):
                 continue
-            _keep(o, level, fit_number(op, k, t, o.shape, o.dtype, "output tangent"))
+            _keep(o, key, fit_number(op, k, t, o.shape, o.dtype, "output tangent"))
 
 
 def _raw_jvp(op: Op, tangents: tuple[Any, ...], outs: Any, args: tuple[Any, ...],
@@ -220,19 +223,19 @@ def _raw_jvp(op: Op, tangents: tuple[Any, ...], outs: Any, args: tuple[Any, ...]
         raise
 
 
-def _keep(out: Tensor, level: float, tangent: Any) -> None:
-    """Keep ``tangent`` on the tensor ``out`` for the accumulator of ``level``."""
+def _keep(out: Tensor, key: float, tangent: Any) -> None:
+    """Keep ``tangent`` on the tensor ``out`` for the accumulator whose ``_key`` is ``key``."""
     if out._tangents is None:
-        out._tangents = {level: tangent}
+        out._tangents = {key: tangent}
     else:
-        out._tangents[level] = tangent
+        out._tangents[key] = tangent
 
 
-def _forget(primals: list[Tensor], level: float) -> None:
+def _forget(primals: list[Tensor], key: float) -> None:
     """Remove a finished accumulator's tangents from its primals."""
     for p in primals:
         if p._tangents is not None:
-            p._tangents.pop(level, None)
+            p._tangents.pop(key, None)
 
 
 def transpose_jvp(op: Op, tangents: list[Any], outs: tuple[Tensor, ...], args: tuple[Any, ...],

@@ -1,11 +1,14 @@
 """Which tracers (tapes and forward accumulators) see the ops being executed.
 
-Every tracer has a *level*, increasing in the order tracers are created.  An op
-is shown to every tracer in ``visible()``.  Work a tracer does on its own behalf
-(a tape's backward pass, an accumulator's JVP rule) runs with only the tracers
-of lower level visible: outer tracers see it and can differentiate it again
-(higher order), the tracer itself and inner ones do not.  This is the nesting
-rule of TensorFlow's tapes and accumulators, implemented as JAX-style levels.
+An op is shown to every tracer in ``visible()``: those whose context is active.
+Every tracer has a *level*, increasing in the order contexts are entered.  An
+accumulator's own work (its JVP rules) runs with only the tracers of lower level
+visible: tracers entered before it see it and can differentiate it again (higher
+order); the accumulator itself and tracers entered after it do not.  A tape's
+backward pass is seen by every active tracer but the tape itself (a persistent tape
+inside its context sees it too).  These are TensorFlow's rules for nesting tapes and
+accumulators: a tape records every op run while it records, and accumulators apply
+in the order their contexts were entered.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ current: tuple[Any, ...] = ()
 
 
 def new_level() -> int:
-    """A level higher than every tracer created so far."""
+    """A level higher than every level given so far."""
     return next(_levels)
 
 
@@ -41,17 +44,17 @@ def pop(tracer: Any) -> None:
     current = tuple(t for t in current if t is not tracer)
 
 
-def below(level: float) -> tuple[Any, ...]:
-    """The visible tracers of lower level than ``level``."""
-    if not current or current[0].level >= level:
-        return ()
-    return tuple(t for t in current if t.level < level)
+def without(tracer: Any) -> tuple[Any, ...]:
+    """The visible tracers other than ``tracer``."""
+    if tracer not in current:
+        return current
+    return tuple(t for t in current if t is not tracer)
 
 
 def hide_from(level: float) -> tuple[Any, ...]:
     """Make only the tracers below ``level`` visible; returns what was (give it to ``swap``).
 
-    ``swap(below(level))`` in one call: a tracer does this around every rule it runs."""
+    An accumulator does this around every rule it runs."""
     global current
     saved = current
     current = () if not saved or saved[0].level >= level else \

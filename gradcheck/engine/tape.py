@@ -1,8 +1,9 @@
 """Reverse mode: ``GradientTape`` records ops on watched tensors and backpropagates.
 
 The backward pass is one iterative sweep over the record, last node first (no recursion),
-so a chain of any length fits.  Rules run with only lower-level tracers
-visible; when none is, they get raw numpy arrays, which is the fast path.
+so a chain of any length fits.  Its rules' ops are seen by every active tracer but the
+tape itself (a persistent tape in its context records them too, as in TensorFlow);
+when no tracer sees them, they get raw numpy arrays, which is the fast path.
 
 The tape holds no tensor for its own sake: it knows tensors by their keys
 (``Tensor._key``), and a node keeps only the values its VJP rule reads
@@ -210,6 +211,7 @@ class GradientTape:
     # -- recording -----------------------------------------------------
     def __enter__(self) -> GradientTape:
         self._recording = True
+        self.level = state.new_level()  # entry order: see gradcheck.engine.state
         state.push(self)
         return self
 
@@ -364,7 +366,8 @@ class GradientTape:
         nodes = self._nodes
         if not self.persistent:  # the pass consumes the record, freeing each value it is done with
             self._nodes, self._tracked, self._watched = [], set(), set()
-        result = _backward(nodes, seeds, source_list, state.below(self.level), all_live,
+        result = _backward(nodes, seeds, source_list, state.without(self) if not
+                           self.persistent else state.current, all_live,
                            consume=not self.persistent)
         given = [] if output_gradients is None else \
             [g for _, g in seeds if type(g) is np.ndarray]  # the caller's arrays
