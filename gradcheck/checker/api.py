@@ -507,7 +507,7 @@ def unmet_choices(space: Any, found: list[Any]) -> list[tuple[str, Any]]:
     counted at every shape drawn (``axis=1`` exists for 2-d inputs only)."""
     if not isinstance(space, dict):
         return []  # a callable draws every parameter: its choices are its own
-    full = [e for e in found if _has_elements(e)]
+    full = [e for e in found if _telling(e)]
     unmet = []
     for name in sorted(space):
         offered: dict[str, Any] = {}
@@ -522,9 +522,22 @@ def unmet_choices(space: Any, found: list[Any]) -> list[tuple[str, Any]]:
 
 
 def took(example: Any, name: str, value: Any) -> bool:
-    """Whether ``example`` has elements and took ``value`` for parameter ``name``."""
-    return _has_elements(example) and name in example.params and \
+    """Whether ``example`` checked ``value`` for parameter ``name``: it took it, has elements
+    and an ordinary magnitude (see :func:`_telling`)."""
+    return _telling(example) and name in example.params and \
         choice_key(example.params[name]) == choice_key(value)
+
+
+#: The magnitudes at which a parameter choice counts as checked: at 1e3 most choices make no
+#: difference (elu's alpha scales e^-1000 = 0, gelu's approximate form and the exact one
+#: both saturate), and a derivative that ignores them passes there.
+TELLING_SCALES = (0.1, 10.0)
+
+
+def _telling(example: Any) -> bool:
+    """An example with elements at an ordinary magnitude: where a parameter choice shows."""
+    low, high = TELLING_SCALES
+    return _has_elements(example) and low <= example.scale <= high
 
 
 def _has_elements(example: Any) -> bool:
