@@ -455,19 +455,27 @@ def _strata(t: Target, dtype: str, count: int, seed: int) -> list[Any]:
              for k in range(count)]
     found = [example for example in drawn if example is not None]
     space = t.param_space()
-    k, added = count, 0
-    for name, value in unmet_choices(space, found):
-        if any(took(e, name, value) for e in found):
-            continue  # an added stratum took it on the way
-        for _ in range(CHOICE_ATTEMPTS):  # drawn shapes of too few dimensions lack it
-            example = _forced(t, dtype, seed, k, added, name, value)
-            k += 1
-            if example is not None:
-                found.append(example)  # (drawing is cheap: only a taker is examined)
-                added += 1
-                break
-        if added >= MAX_ADDED_STRATA:
+    k, added, tried = count, 0, set()
+    # an added stratum's shapes may offer choices the first ones did not: again until none
+    while added < MAX_ADDED_STRATA:
+        unmet = [(name, value) for name, value in unmet_choices(space, found)
+                 if (name, choice_key(value)) not in tried]
+        if not unmet:
             break
+        for name, value in unmet:
+            tried.add((name, choice_key(value)))
+            if any(took(e, name, value) for e in found):
+                continue  # an added stratum took it on the way
+            for attempt in range(CHOICE_ATTEMPTS):  # drawn shapes of too few dimensions
+                # lack it: each attempt takes the next magnitude and shape family
+                example = _forced(t, dtype, seed, k, added + attempt, name, value)
+                k += 1
+                if example is not None:
+                    found.append(example)  # (drawing is cheap: only a taker is examined)
+                    added += 1
+                    break
+            if added >= MAX_ADDED_STRATA:
+                break
     return found
 
 
