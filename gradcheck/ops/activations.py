@@ -40,6 +40,7 @@ from gradcheck.ops.elementwise import (
     zeros_like,
 )
 from gradcheck.ops.elementwise import abs as abs_
+from gradcheck.ops.params import positive_number, real_number
 from gradcheck.ops.refs import NoEquivalent, formula
 from gradcheck.ops.rules import fit, unbroadcast
 from gradcheck.ops.special import erfc
@@ -87,12 +88,6 @@ def _gradient_op(name: str, forward: Callable[..., Any], d_first: Callable[..., 
 def _zero(w: Any, out: Any, a: Any, b: Any, **params: Any) -> Any:
     """A partial that is zero almost everywhere (TensorFlow returns ``zeros_like``)."""
     return zeros_like(out)
-
-
-def _positive_alpha(op: str, alpha: Any) -> float:
-    if not np.ndim(alpha) == 0 or not float(alpha) > 0:
-        raise ValueError(f"op {op!r}: alpha must be a positive scalar, got {alpha!r}")
-    return float(alpha)
 
 
 def _float32_alpha(tf_op: str, alpha: Any) -> float:
@@ -221,7 +216,7 @@ relu6: Op = _activation(
 
 def _leaky_relu_grad(dy: Any, f: Any, alpha: float = 0.2) -> Any:
     """LeakyReluGrad: dy where features > 0, alpha * dy elsewhere."""
-    return np.where(f > 0, dy, float(alpha) * dy)
+    return np.where(f > 0, dy, real_number("nn.leaky_relu_grad", "alpha", alpha) * dy)
 
 
 def _tf_leaky_relu_grad(tf: Any, dy: Any, f: Any, alpha: float = 0.2) -> Any:
@@ -242,7 +237,7 @@ leaky_relu_grad: Op = _gradient_op(
 
 def _leaky_relu(x: Any, alpha: float = 0.2) -> Any:
     """x where x > 0, alpha * x elsewhere (TensorFlow's default alpha = 0.2)."""
-    return np.where(x > 0, x, float(alpha) * x)
+    return np.where(x > 0, x, real_number("nn.leaky_relu", "alpha", alpha) * x)
 
 
 def _tf_leaky_relu(tf: Any, x: Any, alpha: float = 0.2) -> Any:
@@ -263,7 +258,7 @@ leaky_relu: Op = _activation(
 # -- exponential linear units: TF's EluGrad / SeluGrad(gradients, outputs) ----------------
 def _elu_grad(dy: Any, y: Any, alpha: float = 1.0) -> Any:
     """EluGrad: dy * (y + alpha) where the ELU output y < 0, dy elsewhere."""
-    alpha = _positive_alpha("nn.elu_grad", alpha)
+    alpha = positive_number("nn.elu_grad", "alpha", alpha)
     return np.where(y < 0, dy * (y + alpha), dy)
 
 
@@ -289,7 +284,7 @@ elu_grad: Op = _gradient_op(
 
 def _elu(x: Any, alpha: float = 1.0) -> Any:
     """x where x > 0, alpha * (exp(x) - 1) elsewhere (alpha > 0)."""
-    alpha = _positive_alpha("nn.elu", alpha)
+    alpha = positive_number("nn.elu", "alpha", alpha)
     return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))
 
 
@@ -341,7 +336,7 @@ selu: Op = _activation(
 
 def _celu(x: Any, alpha: float = 1.0) -> Any:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) (alpha > 0)."""
-    alpha = _positive_alpha("nn.celu", alpha)
+    alpha = positive_number("nn.celu", "alpha", alpha)
     return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0) / alpha))
 
 

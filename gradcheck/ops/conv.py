@@ -33,6 +33,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from gradcheck.domains import REAL
 from gradcheck.engine.op import Op, define_op
 from gradcheck.ops.elementwise import zeros_like
+from gradcheck.ops.params import is_int, positive_int
 from gradcheck.ops.refs import NoEquivalent
 from gradcheck.ops.rules import shape_of, unbroadcast
 from gradcheck.ops.shape import expand_dims, pick, reshape
@@ -44,14 +45,19 @@ NN = ["conv1d", "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "av
 
 # -- geometry ---------------------------------------------------------------------------------
 def pair(op: str, name: str, value: Any) -> tuple[int, int]:
-    """An int, an (h, w) pair or TensorFlow's [1, h, w, 1] as two positive ints."""
-    v = tuple(np.atleast_1d(np.asarray(value)).tolist())
+    """An int, an (h, w) pair or TensorFlow's [1, h, w, 1] as two positive ints.  A value
+    that is not made of ints (a bool, a float) is a TypeError, anything else a ValueError."""
+    raw = value.tolist() if isinstance(value, np.ndarray) else value
+    v = tuple(raw) if isinstance(raw, (tuple, list)) else (raw,)
+    if not all(is_int(a) for a in v):
+        raise TypeError(f"op {op!r}: {name} must be a positive int, an (h, w) pair or "
+                        f"[1, h, w, 1] of ints, got {type(value).__name__} {value!r}")
     if len(v) == 4 and v[0] == v[3] == 1:
         v = v[1:3]
     if len(v) == 1:
         v = (v[0], v[0])
-    if len(v) != 2 or not all(isinstance(a, int) and a >= 1 for a in v):
-        raise ValueError(f"{op}: {name} must be a positive int, an (h, w) pair or "
+    if len(v) != 2 or not all(a >= 1 for a in v):
+        raise ValueError(f"op {op!r}: {name} must be a positive int, an (h, w) pair or "
                          f"[1, h, w, 1], got {value!r}")
     return int(v[0]), int(v[1])
 
@@ -175,10 +181,11 @@ def _check_out(op: str, geo: Geometry, dy: Any, n: int, channels: int) -> None:
 
 
 def _sizes(op: str, name: str, value: Any) -> tuple[int, int, int, int]:
-    v = tuple(int(a) for a in np.asarray(value).ravel())
-    if len(v) != 4 or min(v) < 1:
-        raise ValueError(f"{op}: {name} must be four positive sizes, got {value!r}")
-    return v
+    v = np.asarray(value).ravel().tolist()
+    if len(v) != 4:
+        raise ValueError(f"op {op!r}: {name} must be four positive sizes, got {value!r}")
+    a, b, c, d = (positive_int(op, f"each of {name}", size) for size in v)
+    return a, b, c, d
 
 
 # -- forwards ---------------------------------------------------------------------------------
@@ -399,10 +406,7 @@ conv2d_backprop_filter: Op = define_op(
 def _as_2d(stride: Any = 1, padding: Any = "VALID", dilations: Any = 1) -> dict[str, Any]:
     """conv1d's parameters as conv2d's for an image of height 1, validated."""
     op = "nn.conv1d"
-    for name, value in (("stride", stride), ("dilations", dilations)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{op}: {name} must be a positive int, got {value!r}")
-    s, d = int(stride), int(dilations)
+    s, d = positive_int(op, "stride", stride), positive_int(op, "dilations", dilations)
     if not isinstance(padding, str):
         p = np.asarray(padding)
         if p.dtype.kind not in "iu" or p.shape not in ((), (2,)) or (p < 0).any():

@@ -23,6 +23,7 @@ from gradcheck.engine.tensor import value_of
 from gradcheck.ops.activations import sigmoid
 from gradcheck.ops.elementwise import clip
 from gradcheck.ops.nn import axes_of, log_softmax, np_log_softmax, softmax
+from gradcheck.ops.params import positive_number
 from gradcheck.ops.reduce import expand_to
 from gradcheck.ops.reduce import sum as sum_
 from gradcheck.ops.refs import NoEquivalent, formula
@@ -277,8 +278,7 @@ def _huber(predictions: Any, targets: Any, delta: float = 1.0, axis: Any = None)
     """Mean over ``axis`` of e**2 / 2 where |e| <= delta, delta (|e| - delta / 2) elsewhere,
     for e = predictions - targets.  Not twice differentiable where |e| = delta."""
     op = "nn.huber"
-    if not float(delta) > 0:
-        raise ValueError(f"{op}: delta must be positive, got {delta!r}")
+    delta = positive_number(op, "delta", delta)
     e = _diff(op, predictions, targets)
     n = _mean_count(op, e.shape, axis)
     a = np.abs(e)
@@ -355,7 +355,8 @@ def _tf_huber(tf: Any, p: Any, t: Any, delta: float = 1.0, axis: Any = None) -> 
 huber: Op = _loss(
     "nn.huber", _huber,
     *_regression_rules("nn.huber", lambda e, delta=1.0, axis=None:
-                       clip(e, -float(delta), float(delta))),
+                       clip(e, -positive_number("nn.huber", "delta", delta),
+                            positive_number("nn.huber", "delta", delta))),
     inputs=(REAL, REAL), shapes="(...,n),(...,n)", params=_huber_params,
     equivalents={
         "numpy": formula(lambda np_, p, t, delta=1.0, axis=None: np_.mean(

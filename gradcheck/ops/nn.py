@@ -24,6 +24,7 @@ from gradcheck.engine.op import Op, define_op
 from gradcheck.engine.tensor import value_of
 from gradcheck.ops.elementwise import exp, rsqrt, zeros_like
 from gradcheck.ops.indexing import scatter_add
+from gradcheck.ops.params import is_int, positive_number, real_number
 from gradcheck.ops.reduce import mean
 from gradcheck.ops.reduce import sum as sum_
 from gradcheck.ops.refs import formula
@@ -34,13 +35,30 @@ from gradcheck.ops.shape import dims, draw_shape, pick, tf_axes, tf_constant
 NN = ["softmax", "log_softmax", "layer_norm", "batch_norm", "embedding", "dropout"]
 
 
-def axes_of(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
-    """``axis`` (None, int or tuple) as sorted non-negative axes; the error names ``op``."""
+def _ints(values: Any) -> bool:
+    """Whether ``values`` is a sequence (tuple, list, array) of ints."""
     try:
-        return normalize_axis(axis, ndim)
+        return all(is_int(v) for v in values)
+    except TypeError:  # not iterable
+        return False
+
+
+def axes_of(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
+    """``axis`` (None, an int or a tuple of distinct ints) as sorted non-negative axes; the
+    error names ``op``: a TypeError for a value that is not an axis (a bool, a float), a
+    ValueError for an axis out of range or named twice."""
+    if axis is not None and not is_int(axis) and not _ints(axis):
+        raise TypeError(f"{op}: axis must be None, an int or a tuple of ints, got "
+                        f"{type(axis).__name__} {axis!r}")
+    try:
+        axes = normalize_axis(axis, ndim)
     except (ValueError, TypeError) as error:
         raise ValueError(f"{op}: bad axis {axis!r} for an input of dimension {ndim}: "
                          f"{error}") from None
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{op}: bad axis {axis!r} for an input of dimension {ndim}: it names "
+                         "the same axis twice")
+    return axes
 
 
 def _axis_choices(shapes: list[tuple[int, ...]]) -> list[Any]:
@@ -240,8 +258,7 @@ def _normalize(op: str, x: Any, gamma: Any, beta: Any, axis: Any, eps: float) ->
     if not fits:
         raise ValueError(f"{op}: gamma {np.shape(gamma)} and beta {np.shape(beta)} must "
                          f"broadcast to the input's shape {x.shape} without changing it")
-    if not float(eps) > 0:
-        raise ValueError(f"{op}: eps must be positive, got {eps!r}")
+    eps = positive_number(op, "eps", eps)
     axes = axes_of(op, axis, x.ndim)
     if x.size == 0:
         return np.zeros(x.shape, np.result_type(x, gamma, beta))
@@ -374,9 +391,10 @@ def _keep_scale(mask: Any, rate: float, like: Any) -> np.ndarray:
     m = np.asarray(value_of(mask))
     if m.dtype != np.bool_:
         raise TypeError(f"nn.dropout: the mask must be boolean, got dtype {m.dtype}")
-    if not 0 <= float(rate) < 1:
-        raise ValueError(f"nn.dropout: rate must lie in [0, 1), got {rate!r}")
-    return (m * (1.0 / (1.0 - float(rate)))).astype(dtype_of(like))
+    rate = real_number("nn.dropout", "rate", rate)
+    if not 0 <= rate < 1:
+        raise ValueError(f"op 'nn.dropout': rate must lie in [0, 1), got {rate!r}")
+    return (m * (1.0 / (1.0 - rate))).astype(dtype_of(like))
 
 
 def _dropout(x: Any, mask: Any, rate: float) -> np.ndarray:
