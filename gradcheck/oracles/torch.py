@@ -411,8 +411,49 @@ def _outer(torch: Any) -> Callable[..., Any]:
     return lambda a, b: torch.outer(torch.ravel(a), torch.ravel(b))  # numpy flattens
 
 
-#: numpy functions whose torch namesake means something else, written with torch's.
-ADAPTED = {"dot": _dot, "outer": _outer}
+def _over_axes(name: str) -> Callable[[Any], Callable[..., Any]]:
+    """numpy's reduction ``name(x, axis, keepdims)`` with torch's: torch's ``prod`` takes one
+    int dim and its ``logsumexp`` no ``None``, so numpy's ``axis=None`` (every axis) and tuple
+    of axes reduce the moved and flattened axes as one."""
+    def adapt(torch: Any) -> Callable[..., Any]:
+        fn = getattr(torch, name)
+
+        def reduce(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+            if isinstance(axis, (int, np.integer)) and x.ndim:
+                return fn(x, dim=int(axis), keepdim=keepdims)
+            # a 0-d input has nothing to reduce (numpy reads its axis 0 or -1 so)
+            axes = [] if not x.ndim else range(x.ndim) if axis is None else \
+                sorted({int(a) % x.ndim for a in np.atleast_1d(axis).tolist()})
+            rest = [i for i in range(x.ndim) if i not in axes]
+            size = int(np.prod([x.shape[i] for i in axes]))
+            out = fn(x.permute([*rest, *axes]).reshape(*(x.shape[i] for i in rest), size), dim=-1)
+            return out.reshape([1 if i in axes else n for i, n in enumerate(x.shape)]) \
+                if keepdims else out
+        return reduce
+    return adapt
+
+
+def _polygamma(torch: Any) -> Callable[..., Any]:
+    def polygamma(n: Any, x: Any) -> Any:
+        # torch's order is one int: an array of orders takes each order where it is
+        orders = torch.as_tensor(n)
+        if orders.ndim == 0:
+            return torch.special.polygamma(int(orders), x)
+        if orders.is_complex() or bool((orders < 0).any() or (orders != orders.round()).any()):
+            raise NoEquivalent(f"torch's polygamma takes non-negative int orders, got {n!r}")
+        orders, x = torch.broadcast_tensors(orders, x)
+        out = torch.zeros_like(x)
+        for k in torch.unique(orders).tolist():
+            out = torch.where(orders == k, torch.special.polygamma(int(k), x), out)
+        return out
+    return polygamma
+
+
+#: numpy (and scipy.special) functions whose torch namesake means something else or takes
+#: other arguments, written with torch's, by namespace.
+ADAPTED = {"torch.": {"dot": _dot, "outer": _outer, "prod": _over_axes("prod"),
+                      "logsumexp": _over_axes("logsumexp")},
+           "torch.special.": {"logsumexp": _over_axes("logsumexp"), "polygamma": _polygamma}}
 
 
 class _Translated:
@@ -423,8 +464,8 @@ class _Translated:
         self._torch, self._module, self._label = torch, module, label
 
     def __getattr__(self, name: str) -> Any:
-        if self._module is self._torch and name in ADAPTED:
-            return ADAPTED[name](self._torch)
+        if name in ADAPTED.get(self._label, {}):
+            return ADAPTED[self._label][name](self._torch)
         fn = getattr(self._module, RENAMED.get(name, name), None)
         if fn is None:
             raise NoEquivalent(f"torch has no {self._label}{name} (numpy's name)")
