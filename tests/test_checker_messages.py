@@ -46,7 +46,9 @@ def test_an_axis_that_does_not_fit_a_drawn_shape_skips_that_example():
     # axis=0 of a 0-d input is no example of mean: drawn again, not an error finding
     report = gc.check("mean", params={"axis": [0, -1]}, examples=3)
     assert report.passed and report.stats["skipped"]["axis"] > 0
-    assert report.stats["examples"] == {"float64": 3, "float32": 3}
+    # (every usable example asked for, and a stratum of ordinary magnitude per choice)
+    assert set(report.stats["examples"]) == {"float64", "float32"}
+    assert min(report.stats["examples"].values()) >= 3
     # a function's own axis too
     assert gc.check(lambda x: gnp.sum(x, axis=1), inputs=["real"], examples=3).passed
 
