@@ -36,6 +36,18 @@ FAMILIES = ("batched", "scalar", "broadcast", "empty")
 STRATA = ((1.0, "batched"), (1e3, "batched"), (1e-3, "broadcast"), (10.0, "scalar"),
           (30.0, "scalar"), (3.0, "empty"), (100.0, "broadcast"), (0.1, "batched"))
 STRATUM_SCALES = tuple(scale for scale, _ in STRATA)
+#: The strata whose shapes take a form of their own, by number, so that a check meets each
+#: form at every seed (the other strata draw their family's usual shapes, at most 3 batch
+#: dimensions of at most 4 entries): ``"long"``, one axis of :data:`LONG` entries (the last;
+#: with core dimensions, the first input's last named one) beside short ones; ``"vector"``,
+#: a plain 1-d array of 2 or more entries (with core dimensions, the core alone, no size
+#: 1); ``"deep"``, 4 dimensions.  Full mode's three strata reach the first two, fast mode's
+#: eight all three.
+FORMS = {0: "long", 2: "vector", 7: "deep"}
+#: Entries of a long axis: more than 4, where a rule right only on short axes (a kernel
+#: unrolled 4 wide, a band of 4 neighbours; of 6 at lengths 7 and 8) goes wrong, and few
+#: enough that full mode's Jacobian of the whole array stays small.
+LONG = (5, 8)
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,8 @@ class Stratum:
     #: ``((name, value), ...)``: parameter values this stratum takes whatever its turn,
     #: where the drawn shapes offer them (a stratum added for a choice no other reached).
     force: tuple[tuple[str, Any], ...] = ()
+    #: The shape form (see :data:`FORMS`); None: the family's usual shapes.
+    form: str | None = None
 
     @property
     def phase(self) -> int:
@@ -72,7 +86,7 @@ class Stratum:
     def number(cls, k: int) -> Stratum:
         """The k-th stratum (see :data:`STRATA`; the regions of 0-d inputs alternate)."""
         scale, family = STRATA[k % len(STRATA)]
-        return cls(scale, family, k)
+        return cls(scale, family, k, form=FORMS.get(k % len(STRATA)))
 
 
 @dataclass
@@ -157,6 +171,24 @@ def _batch(draw: Any, allow_zero: bool, allow_scalar: bool,
 
 
 @st.composite
+def _formed(draw: Any, form: str, batched: bool, core: int, long_last: bool) -> tuple[int, ...]:
+    """Batch dimensions of a stratum's ``form`` (see :data:`FORMS`) before ``core`` more of
+    the first input; with ``long_last`` the last batch dimension is the long axis (no named
+    core dimension is).  The other entries are few and short, so that the whole array is
+    no larger than a usual one (full mode's Jacobian grows with it)."""
+    if form == "vector":
+        return () if core else (draw(st.integers(2, LONG[1])),)
+    if form == "deep":
+        ndim = max(1, 4 - core)
+    else:  # long: one more dimension, two without core dimensions in a batched stratum
+        ndim = 2 if batched and not core else 1
+    dims = [draw(st.integers(2, 3)) for _ in range(ndim)]
+    if form == "long" and long_last:
+        dims[-1] = draw(st.integers(*LONG))
+    return tuple(dims)
+
+
+@st.composite
 def _broadcast_variant(draw: Any, batch: tuple[int, ...], force: bool = False) -> tuple[int, ...]:
     """A shape that broadcasts to ``batch``: leading dims dropped, some dims set to 1 (with
     ``force``, at least one of the two)."""
@@ -171,12 +203,21 @@ def _broadcast_variant(draw: Any, batch: tuple[int, ...], force: bool = False) -
 
 
 @st.composite
-def draw_shapes(draw: Any, signature: str, family: str | None = None) -> list[tuple[int, ...]]:
-    """Shapes for a signature; ``family`` (see :data:`FAMILIES`) fixes their kind."""
+def draw_shapes(draw: Any, signature: str, family: str | None = None,
+                form: str | None = None) -> list[tuple[int, ...]]:
+    """Shapes for a signature; ``family`` (see :data:`FAMILIES`) fixes their kind, and a
+    batched or broadcast one's ``form`` (see :data:`FORMS`) their dimensions."""
     groups = parse_signature(signature)
     has_core = any(t != "..." for g in groups for t in g)
-    batch = draw(_batch(allow_zero=not has_core, allow_scalar=True, family=family,
-                        has_core=has_core))
+    form = form if family in ("batched", "broadcast") else None
+    named = [t for t in groups[0] if t != "..." and not t.isdigit()]
+    long_name = named[-1] if form == "long" and named else None
+    if form is not None:
+        core = next((len(g) - 1 for g in groups if "..." in g), 0)
+        batch = draw(_formed(form, family == "batched", core, long_last=long_name is None))
+    else:
+        batch = draw(_batch(allow_zero=not has_core, allow_scalar=True, family=family,
+                            has_core=has_core))
     force = family == "broadcast"
     sizes: dict[str, int] = {}
     shapes = []
@@ -193,8 +234,9 @@ def draw_shapes(draw: Any, signature: str, family: str | None = None) -> list[tu
             elif t.isdigit():
                 dims.append(int(t))
             else:
-                if t not in sizes:
-                    sizes[t] = draw(st.integers(1, 4))
+                if t not in sizes:  # the vector form's plain core: 2 or more entries too
+                    sizes[t] = draw(st.integers(*LONG) if t == long_name else
+                                    st.integers(2 if form == "vector" else 1, 4))
                 dims.append(sizes[t])
         shapes.append(tuple(dims))
     return shapes
@@ -357,6 +399,48 @@ def examples(op: Op, dtype: str = "float64", scales: tuple[float, ...] = SCALES,
     return _example(op, domains, shapes_spec, np.dtype(dtype), scales, stratum)
 
 
+def _fitted(draw: Any, op: Op, shapes_spec: Any, n: int,
+            stratum: Stratum | None) -> tuple[list[tuple[int, ...]], dict[str, Any]]:
+    """The shapes and parameters of one example, drawn again in a stratum made to take a
+    choice while they do not offer it."""
+    fit = None
+    for family, form in _tries(stratum):
+        shapes = _shapes(draw, op, shapes_spec, n, family, form)
+        params = _draw_params(draw, op.meta.get("params"), shapes, stratum)
+        fit = fit or (shapes, params)
+        force = stratum.force if stratum is not None else ()
+        if all(k not in params or choice_key(params[k]) == choice_key(v) for k, v in force):
+            return shapes, params
+    assert fit is not None
+    return fit
+
+
+def _tries(stratum: Stratum | None) -> list[tuple[str | None, str | None]]:
+    """The family and form of each draw of :func:`_fitted`: the stratum's own.  A stratum
+    made to take a choice goes through every form, from one its number turns (a choice's
+    attempts have consecutive numbers): the choice may exist or fit on one form's shapes
+    only (``axis=3`` on the deep form's 4 dimensions)."""
+    if stratum is None:
+        return [(None, None)]
+    forms: tuple[str | None, ...] = (stratum.form,)
+    if stratum.force:
+        forms = (None, *FORMS.values())
+        turn = stratum.region % len(forms)
+        forms = forms[turn:] + forms[:turn]
+    return [(stratum.family, form) for form in forms]
+
+
+def _shapes(draw: Any, op: Op, shapes_spec: Any, n: int, family: str | None,
+            form: str | None) -> list[tuple[int, ...]]:
+    if callable(shapes_spec):
+        shapes = [tuple(s) for s in shapes_spec(draw)]
+    else:
+        shapes = draw(draw_shapes(shapes_spec, family, form))
+    if len(shapes) != n:
+        raise ValueError(f"op {op.name!r}: {len(shapes)} shapes drawn for {n} declared inputs")
+    return shapes
+
+
 # Decorated once, here: Hypothesis reads a composite's source each time it decorates one
 # (about 3 ms, more than drawing an example costs).
 @st.composite
@@ -365,15 +449,7 @@ def _example(draw: Any, op: Op, domains: tuple[Domain, ...], shapes_spec: Any,
              stratum: Stratum | None) -> Example:
     meta = op.meta
     kinks = meta.get("kinks", ())
-    family = stratum.family if stratum is not None else None
-    if callable(shapes_spec):
-        shapes = [tuple(s) for s in shapes_spec(draw)]
-    else:
-        shapes = draw(draw_shapes(shapes_spec, family))
-    if len(shapes) != len(domains):
-        raise ValueError(f"op {op.name!r}: {len(shapes)} shapes drawn for "
-                         f"{len(domains)} declared inputs")
-    params = _draw_params(draw, meta.get("params"), shapes, stratum)
+    shapes, params = _fitted(draw, op, shapes_spec, len(domains), stratum)
     scale = stratum.scale if stratum is not None else \
         scales[draw(st.integers(0, len(scales) - 1))]
     seed = draw(st.integers(0, 2**32 - 1))
