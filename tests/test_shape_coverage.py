@@ -3,7 +3,9 @@
 Before, no drawn dimension was longer than 4 and no default array had more than 3
 dimensions, so a VJP right only on the first 4 entries of an axis (a kernel unrolled 4
 wide), or wrong only at 4 or more dimensions, passed at every seed in both modes; one wrong
-only on non-empty 1-d arrays passed at some (found by planting bugs in correct rules).
+only on non-empty 1-d arrays passed at some (found by planting bugs in correct rules).  And
+a ``params`` callable that offered no choice at one drawn shape (every axis of a 0-d array)
+stopped the whole check.
 """
 
 from __future__ import annotations
@@ -95,6 +97,36 @@ def test_a_long_axis_is_the_only_long_one_and_the_array_stays_small(signature: s
         for s in shapes:
             assert sum(d > 4 for d in s) <= (2 if square else 1), (seed, shapes)
             assert int(np.prod(s)) <= (3 * 8 * 8 if square else 3 * 4 * 8), (seed, shapes)
+
+
+EVERY_AXIS = {"axis": lambda shapes: list(range(len(shapes[0])))}
+
+
+def _sum(x: Any, axis: int = 0) -> Any:
+    return gnp.sum(x, axis=axis)
+
+
+@pytest.mark.parametrize("mode", ["fast", "full"])
+def test_a_shape_where_a_params_callable_has_no_choice_is_drawn_again(mode: str) -> None:
+    # a 0-d stratum offers no axis: it is drawn again, and the check runs all its examples
+    report = gc.check(_sum, inputs=["real"], params=EVERY_AXIS, mode=mode)
+    assert report.passed, report.findings
+    assert report.stats["examples"]["float64"] >= DEFAULT_EXAMPLES[mode]
+
+
+def test_a_rule_checked_on_the_shapes_drawn_again_is_still_judged() -> None:
+    op = gc.define_op("sum_wrong_on_2d", lambda x, axis=0: np.sum(x, axis=axis),
+                      vjp=lambda g, out, x, axis=0: gnp.broadcast_to(
+                          gnp.expand_dims(g, axis), np.shape(x)) * (1.01 if np.ndim(x) > 1
+                                                                     else 1.0),
+                      params=EVERY_AXIS, register=False)
+    assert not gc.check(op, seed=0, dtypes=["float64"], paths=["vjp"]).passed
+
+
+def test_fixed_shapes_where_a_params_callable_has_no_choice_say_so() -> None:
+    report = gc.check(_sum, inputs=["real"], params=EVERY_AXIS, shapes="()")
+    (error,) = [f for f in report.findings if f.kind == "error"]
+    assert "param 'axis': no choices for shapes [()]" in error.message
 
 
 def _sum_wrong_at_axis_3() -> gc.Op:

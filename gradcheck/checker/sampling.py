@@ -247,7 +247,8 @@ def _draw_params(draw: Any, spec: Any, shapes: list[tuple[int, ...]],
     """Keyword parameters: each explored one's choice drawn, or, in a stratum, taken in turn
     (mixed radix over the parameters in name order: the k-th stratum takes choice
     ``k % n`` of the first, ``(k // n) % m`` of the second, ...), so every choice of every
-    parameter is checked when there are at least as many strata as choices."""
+    parameter is checked when there are at least as many strata as choices.  Raises
+    :class:`NoChoice` when a callable of the shapes offers none at ``shapes``."""
     if spec is None:
         return {}
     if callable(spec):
@@ -258,7 +259,8 @@ def _draw_params(draw: Any, spec: Any, shapes: list[tuple[int, ...]],
     for name in sorted(spec):
         choices = param_choices(spec[name], shapes)
         if not choices:
-            raise ValueError(f"param {name!r}: no choices for shapes {shapes}")
+            error = NoChoice if callable(spec[name]) else ValueError
+            raise error(f"param {name!r}: no choices for shapes {shapes}")
         keys = [choice_key(c) for c in choices]
         # one choice is a fixed value: nothing to draw (and the draws of the rest unchanged)
         if len(choices) == 1:
@@ -272,6 +274,11 @@ def _draw_params(draw: Any, spec: Any, shapes: list[tuple[int, ...]],
         else:
             params[name] = choices[draw(st.integers(0, len(choices) - 1))]
     return params
+
+
+class NoChoice(ValueError):
+    """A callable of the drawn shapes offered a parameter no choice (every axis of a 0-d
+    array): those shapes are a misfit, drawn again."""
 
 
 def param_choices(choices: Any, shapes: list[tuple[int, ...]]) -> list[Any]:
@@ -399,35 +406,50 @@ def examples(op: Op, dtype: str = "float64", scales: tuple[float, ...] = SCALES,
     return _example(op, domains, shapes_spec, np.dtype(dtype), scales, stratum)
 
 
+#: Shapes drawn for one example until every parameter has a choice at them.
+SHAPE_ATTEMPTS = 4
+
+
 def _fitted(draw: Any, op: Op, shapes_spec: Any, n: int,
-            stratum: Stratum | None) -> tuple[list[tuple[int, ...]], dict[str, Any]]:
-    """The shapes and parameters of one example, drawn again in a stratum made to take a
-    choice while they do not offer it."""
+            stratum: Stratum | None) -> tuple[list[tuple[int, ...]], dict[str, Any]] | None:
+    """The shapes and parameters of one example, drawn again while a parameter has no choice
+    at the shapes (an axis of a 0-d array: a misfit, like an axis out of range) and, in a
+    stratum made to take a choice, while they do not offer it; None when nothing fits."""
     fit = None
     for family, form in _tries(stratum):
         shapes = _shapes(draw, op, shapes_spec, n, family, form)
-        params = _draw_params(draw, op.meta.get("params"), shapes, stratum)
+        try:
+            params = _draw_params(draw, op.meta.get("params"), shapes, stratum)
+        except NoChoice:
+            if _fixed(shapes_spec):
+                raise  # the same shapes every time: no draw would fit
+            continue
         fit = fit or (shapes, params)
         force = stratum.force if stratum is not None else ()
         if all(k not in params or choice_key(params[k]) == choice_key(v) for k, v in force):
             return shapes, params
-    assert fit is not None
     return fit
 
 
 def _tries(stratum: Stratum | None) -> list[tuple[str | None, str | None]]:
-    """The family and form of each draw of :func:`_fitted`: the stratum's own.  A stratum
-    made to take a choice goes through every form, from one its number turns (a choice's
-    attempts have consecutive numbers): the choice may exist or fit on one form's shapes
-    only (``axis=3`` on the deep form's 4 dimensions)."""
+    """The family and form of each draw of :func:`_fitted`: the stratum's own, then at
+    random.  A stratum made to take a choice goes through every form, from one its number
+    turns (a choice's attempts have consecutive numbers): the choice may exist or fit on one
+    form's shapes only (``axis=3`` on the deep form's 4 dimensions)."""
     if stratum is None:
-        return [(None, None)]
+        return [(None, None)] * SHAPE_ATTEMPTS
     forms: tuple[str | None, ...] = (stratum.form,)
     if stratum.force:
         forms = (None, *FORMS.values())
         turn = stratum.region % len(forms)
         forms = forms[turn:] + forms[:turn]
-    return [(stratum.family, form) for form in forms]
+    return [(stratum.family, form) for form in forms] + [(None, None)] * (SHAPE_ATTEMPTS - 1)
+
+
+def _fixed(shapes_spec: Any) -> bool:
+    """Whether a signature gives the same shapes at every draw (only fixed sizes)."""
+    return isinstance(shapes_spec, str) and \
+        all(t.isdigit() for g in parse_signature(shapes_spec) for t in g)
 
 
 def _shapes(draw: Any, op: Op, shapes_spec: Any, n: int, family: str | None,
@@ -449,7 +471,10 @@ def _example(draw: Any, op: Op, domains: tuple[Domain, ...], shapes_spec: Any,
              stratum: Stratum | None) -> Example:
     meta = op.meta
     kinks = meta.get("kinks", ())
-    shapes, params = _fitted(draw, op, shapes_spec, len(domains), stratum)
+    fitted = _fitted(draw, op, shapes_spec, len(domains), stratum)
+    if fitted is None:
+        return draw(st.nothing())  # rejected: none of the shapes drawn fit every parameter
+    shapes, params = fitted
     scale = stratum.scale if stratum is not None else \
         scales[draw(st.integers(0, len(scales) - 1))]
     seed = draw(st.integers(0, 2**32 - 1))
