@@ -303,8 +303,8 @@ from gradcheck import define_op
 from gradcheck.domains import REAL
 
 
-def _scale(x):
-    return 1.5 if np.ndim(x) >= 3 else 1.0  # wrong for 3-d arrays only: found at some seeds
+def _scale(x):  # wrong when the first axis has 3 or more entries: found at some seeds
+    return 1.5 if np.ndim(x) >= 2 and np.shape(x)[0] >= 3 else 1.0
 
 
 define_op("mine.flaky_sin", np.sin, vjp=lambda g, out, x: (g * gnp.cos(x) * _scale(x),),
