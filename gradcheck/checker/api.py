@@ -422,7 +422,7 @@ def _choices_checked(t: Target, dtype: str, seed: int, results: list[ExampleResu
             example = _forced(t, dtype, seed, k, attempt, name, value)
             if example is not None and run(example).skipped is None:
                 break
-        tried = [r for r in results if took(r.example, name, value)]
+        tried = [r for r in results if took(r.example, name, value, space)]
         if not callable(space[name]) and all(r.skipped for r in tried):
             why = sorted({r.skipped for r in tried if r.skipped})
             unchecked.append({"name": name, "value": _plain(value), "skipped": why})
@@ -464,7 +464,7 @@ def _strata(t: Target, dtype: str, count: int, seed: int) -> list[Any]:
             break
         for name, value in unmet:
             tried.add((name, choice_key(value)))
-            if any(took(e, name, value) for e in found):
+            if any(took(e, name, value, space) for e in found):
                 continue  # an added stratum took it on the way
             for attempt in range(CHOICE_ATTEMPTS):  # drawn shapes of too few dimensions
                 # lack it: each attempt takes the next magnitude and shape family
@@ -487,7 +487,8 @@ def _forced(t: Target, dtype: str, seed: int, k: int, n: int, name: str,
     scale, family = ADDED_STRATA[n % len(ADDED_STRATA)]
     stratum = Stratum(scale, family, k, turn=k + seed, force=((name, value),))
     example = draw_one(t.strategy(dtype, stratum), _stratum_seed(seed, k))
-    return example if example is not None and took(example, name, value) else None
+    return example if example is not None and \
+        took(example, name, value, t.param_space()) else None
 
 
 def _stratum(k: int, seed: int) -> Stratum:
@@ -515,7 +516,7 @@ def unmet_choices(space: Any, found: list[Any]) -> list[tuple[str, Any]]:
     counted at every shape drawn (``axis=1`` exists for 2-d inputs only)."""
     if not isinstance(space, dict):
         return []  # a callable draws every parameter: its choices are its own
-    full = [e for e in found if _telling(e)]
+    full = [e for e in found if _has_elements(e)]
     unmet = []
     for name in sorted(space):
         offered: dict[str, Any] = {}
@@ -524,28 +525,32 @@ def unmet_choices(space: Any, found: list[Any]) -> list[tuple[str, Any]]:
                 offered.setdefault(choice_key(value), value)
         if len(offered) < 2:
             continue  # a fixed value
-        taken = {choice_key(e.params.get(name)) for e in full if name in e.params}
+        taken = {choice_key(e.params.get(name)) for e in full
+                 if name in e.params and _counts(e, space[name])}
         unmet += [(name, v) for key, v in offered.items() if key not in taken]
     return unmet
 
 
-def took(example: Any, name: str, value: Any) -> bool:
-    """Whether ``example`` checked ``value`` for parameter ``name``: it took it, has elements
-    and an ordinary magnitude (see :func:`_telling`)."""
-    return _telling(example) and name in example.params and \
-        choice_key(example.params[name]) == choice_key(value)
+def took(example: Any, name: str, value: Any, space: Any) -> bool:
+    """Whether ``example`` checked ``value`` for parameter ``name`` of ``space``: it took
+    it, has elements, and (a value from a fixed list) an ordinary magnitude."""
+    return name in example.params and _has_elements(example) and \
+        choice_key(example.params[name]) == choice_key(value) and \
+        _counts(example, space.get(name) if isinstance(space, dict) else None)
 
 
-#: The magnitudes at which a parameter choice counts as checked: at 1e3 most choices make no
-#: difference (elu's alpha scales e^-1000 = 0, gelu's approximate form and the exact one
-#: both saturate), and a derivative that ignores them passes there.
+#: The magnitudes at which a choice from a fixed list counts as checked: at 1e3 elu's alpha
+#: scales e^-1000 = 0 and gelu's approximate form and the exact one both saturate, so a
+#: derivative that ignores them passes there.  (Choices a callable offers for the drawn
+#: shapes, such as axes, show at any magnitude.)
 TELLING_SCALES = (0.1, 10.0)
 
 
-def _telling(example: Any) -> bool:
-    """An example with elements at an ordinary magnitude: where a parameter choice shows."""
+def _counts(example: Any, entry: Any) -> bool:
+    """Whether a choice of parameter ``entry`` (its choices, or a callable offering them for
+    the shapes) taken by ``example``, which has elements, was checked there."""
     low, high = TELLING_SCALES
-    return _has_elements(example) and low <= example.scale <= high
+    return callable(entry) or low <= example.scale <= high
 
 
 def _has_elements(example: Any) -> bool:
