@@ -31,3 +31,8 @@ def test_gelu_refuses_an_approximate_that_is_not_a_bool(approximate: object) -> 
 
     with pytest.raises(TypeError, match="nn.gelu: approximate must be True or False"):
         gc.nn.gelu(np.ones(2), approximate=approximate)
+
+
+def test_a_negative_seed_is_refused_as_the_cli_refuses_it() -> None:
+    with pytest.raises(ValueError, match="seed must be a non-negative integer, got -1"):
+        gc.check("tanh", seed=-1)

@@ -181,6 +181,8 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"gradcheck.check: seed must be an integer, got "
                         f"{type(seed).__name__} {seed!r}")
+    if seed < 0:  # as the CLI's --seed and the plugin's --gradcheck-seed: reproducible there
+        raise ValueError(f"gradcheck.check: seed must be a non-negative integer, got {seed}")
     if timeout is not None and not timeout > 0:
         raise ValueError(f"gradcheck.check: timeout must be positive, got {timeout!r}")
     count = examples or DEFAULT_EXAMPLES[mode]
