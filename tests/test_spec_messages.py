@@ -13,7 +13,7 @@ import pytest
 import gradcheck as gc
 import gradcheck.numpy as gnp
 from gradcheck import domains as D
-from gradcheck.checker.specs import check_call, check_param_refs
+from gradcheck.checker.specs import check_call, check_given, check_param_refs
 from gradcheck.oracles import get_oracle
 
 
@@ -93,17 +93,18 @@ def test_a_parameter_given_nowhere_is_named_unless_params_are_not_all_known() ->
     with pytest.raises(ValueError, match=r"function f2: its parameter 'y' has no default and "
                                          r"is given neither in inputs= \(1 input\) nor in "
                                          r"params="):
-        check_call(f2, 1, [], "function f2")
+        check_given(f2, 1, [], "function f2")
     with pytest.raises(ValueError, match=r"its parameter 'k' has no default"):
-        check_call(_kw_only, 1, [], "function k")
-    check_call(f2, 1, [], "op f2", complete=False)
-    check_call(_kw_only, 1, ["k"], "function k")
+        check_given(_kw_only, 1, [], "function k")
+    check_call(f2, 1, [], "op f2")  # an op's params are not all known: not asked
+    check_given(_kw_only, 1, ["k"], "function k")
 
 
 def test_what_the_signature_allows_is_not_refused() -> None:
-    check_call(_pos_only_kw, 1, ["x"], "function p")  # x by keyword goes into **kw
-    check_call(functools.partial(f2, y=2.0), 1, [], "function partial")
-    check_call(np.sin, 1, [], "function sin")  # a ufunc: no signature to read
+    for check in (check_call, check_given):
+        check(_pos_only_kw, 1, ["x"], "function p")  # x by keyword goes into **kw
+        check(functools.partial(f2, y=2.0), 1, [], "function partial")
+        check(np.sin, 1, [], "function sin")  # a ufunc: no signature to read
 
 
 def test_a_domain_naming_a_missing_param_is_refused() -> None:

@@ -15,7 +15,8 @@ key.
              sizes and ``...``; a matrix domain's group ends in two dimensions (equal ones
              for a square domain such as ``spd``).
 
-:func:`check_call` checks ``inputs`` and ``params`` against the target's signature, and
+:func:`check_call` and :func:`check_given` check ``inputs`` and ``params`` against the
+target's signature, and
 :func:`check_param_refs` that a domain naming a param (``num_segments = "nseg"``) names one
 the examples draw.
 """
@@ -34,7 +35,7 @@ from gradcheck.domains_complex import COMPLEX_NAMED
 
 __all__ = ["resolve_inputs", "split_params", "resolve_positions", "signature_for",
            "bind_given", "select_outputs", "check_shapes", "is_complex", "complex_inputs",
-           "check_call", "check_param_refs"]
+           "check_call", "check_given", "check_param_refs"]
 
 #: Domain arguments that may hold the name of a param instead of a value (segment ids'
 #: ``num_segments``, indices' ``axis``).
@@ -139,20 +140,28 @@ def resolve_positions(value: Any, count: int | None, who: str, key: str) -> tupl
     return tuple(dict.fromkeys(out))
 
 
-def check_call(fn: Callable[..., Any], count: int, names: Sequence[str], who: str, *,
-               complete: bool = True) -> None:
-    """Raise unless ``fn`` takes ``count`` positional inputs and the keyword params
-    ``names``: a param that is one of the inputs (given twice), more inputs than ``fn``
-    takes, or, when ``names`` are all its params (``complete``), a parameter without a
-    default given by neither.  A function without a signature to read is left to its call."""
+def _signature(fn: Callable[..., Any]) -> list[inspect.Parameter] | None:
+    """``fn``'s parameters, or None when it has no signature to read (left to its call)."""
     try:
-        sig = inspect.signature(fn)
+        return list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
+        return None
+
+
+def _positional(params: list[inspect.Parameter]) -> list[inspect.Parameter]:
+    kind = inspect.Parameter
+    return [p for p in params if p.kind in (kind.POSITIONAL_ONLY, kind.POSITIONAL_OR_KEYWORD)]
+
+
+def check_call(fn: Callable[..., Any], count: int, names: Sequence[str], who: str) -> None:
+    """Raise unless ``fn`` takes ``count`` positional inputs and the keyword params
+    ``names``: a param that is one of the inputs (given twice), or more inputs than ``fn``
+    takes.  A function without a signature to read is left to its call."""
+    params = _signature(fn)
+    if params is None:
         return
     kind = inspect.Parameter
-    params = list(sig.parameters.values())
-    positional = [p for p in params if p.kind in (kind.POSITIONAL_ONLY,
-                                                  kind.POSITIONAL_OR_KEYWORD)]
+    positional = _positional(params)
     for i, p in enumerate(positional[:count]):
         if p.name in names and p.kind is kind.POSITIONAL_OR_KEYWORD:
             raise ValueError(f"gradcheck.check: {who}, params: {p.name!r} is given twice, as "
@@ -166,9 +175,16 @@ def check_call(fn: Callable[..., Any], count: int, names: Sequence[str], who: st
                          f"{len(positional)} positional argument{'s' * (len(positional) != 1)}"
                          f" ({taken}); give one entry per positional argument, keyword "
                          "arguments in params=")
-    if not complete:
+
+
+def check_given(fn: Callable[..., Any], count: int, names: Sequence[str], who: str) -> None:
+    """Raise when ``names`` are all of ``fn``'s params and one without a default is given
+    neither as one of the ``count`` inputs nor among them."""
+    params = _signature(fn)
+    if params is None:
         return
-    for p in positional[count:] + [p for p in params if p.kind is kind.KEYWORD_ONLY]:
+    kind = inspect.Parameter
+    for p in _positional(params)[count:] + [p for p in params if p.kind is kind.KEYWORD_ONLY]:
         if p.default is kind.empty and p.name not in names:
             raise ValueError(f"gradcheck.check: {who}: its parameter {p.name!r} has no default "
                              f"and is given neither in inputs= ({count} input"

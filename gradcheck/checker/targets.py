@@ -32,6 +32,7 @@ from gradcheck.checker.references import TARGET_KINDS, load, register_target_kin
 from gradcheck.checker.sampling import Example, Stratum, examples
 from gradcheck.checker.specs import (
     check_call,
+    check_given,
     check_param_refs,
     check_shapes,
     resolve_inputs,
@@ -264,7 +265,7 @@ class OpTarget(Target):
             raise ValueError(f"gradcheck.check: {who}: {_input_count(op, len(inputs))}")
         if isinstance(params, dict):
             if op.nin is not None:
-                check_call(op.forward, op.nin, list(params), who, complete=False)
+                check_call(op.forward, op.nin, list(params), who)
             _known_params(who, op, params)
         self.spec = _Spec(who, inputs, params, wrt, outputs, shapes,
                           declared=declared, nout=op.nout)
@@ -345,10 +346,10 @@ class FunctionTarget(Target):
                            "kinks": kinks})
         # a param given twice, then an unknown one, then one given nowhere: the most
         # specific mistake is said first
-        check_call(fn, n, list(params or {}), f"function {self.name}", complete=False)
+        check_call(fn, n, list(params or {}), f"function {self.name}")
         if isinstance(params, dict):
             _known_params(f"function {self.name}", self.op, params)
-        check_call(fn, n, list(params or {}), f"function {self.name}")
+        check_given(fn, n, list(params or {}), f"function {self.name}")
         check_param_refs(self.spec.domains, self.spec.param_space(self.op),
                          f"function {self.name}")
         point = self.spec.point
