@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checker.checks import LIKELIER, NOTICEABLE, describe
+from gradcheck.checker.checks import describe, far_larger
 from gradcheck.checker.compare import Outcome, flat, top, where
 from gradcheck.checker.gauge import SignAligned, align_signs
 from gradcheck.checker.references import Reference, Unsupported
@@ -95,13 +95,6 @@ def _forward_differs(sess: Session, rs: Session) -> tuple[Outcome | None, bool]:
     return Outcome("forward", "numeric" if same else STRUCTURE, "mismatch", verdict,
                    side=side, worst_index=index,
                    message=f"{what}: {describe(verdict)} at {at}"), same
-
-
-#: When both sides pass the numeric check yet disagree, the one whose error against the
-#: numeric derivative is this many times the other's (and at least NOTICEABLE of its
-#: tolerance) is the one the disagreement is attributed to: the rule an identity between
-#: two paths uses (``checks.LIKELIER``).
-CLOSER = LIKELIER
 
 
 def examine_reference(sess: Session, ref: Reference, wanted: set[tuple[str, str]] | None,
@@ -204,10 +197,10 @@ def _numeric_says(sess: Session, rs: Session, path: str) -> tuple[str, str]:
     if not target_wrong:
         # both within the numeric tolerance: the side much farther from it is the suspect
         ours, theirs = ratio(sess), ratio(rs)
-        if theirs >= CLOSER * max(ours, 1e-300) and theirs >= NOTICEABLE:
+        if far_larger(theirs, ours):
             return (f"gradcheck's value more closely (error ratios {ours:.2g} vs "
                     f"{theirs:.2g})"), rs.side
-        if ours >= CLOSER * max(theirs, 1e-300) and ours >= NOTICEABLE:
+        if far_larger(ours, theirs):
             return (f"{rs.side}'s value more closely (error ratios {ours:.2g} vs "
                     f"{theirs:.2g})"), ""
     if target_wrong:

@@ -292,6 +292,12 @@ LIKELIER, NOTICEABLE = 10.0, 0.05
 Attribution = tuple[str, str, str, dict[str, Any]]
 
 
+def far_larger(share: float, other: float) -> bool:
+    """Whether an error that is ``share`` of its tolerance makes its side the likelier
+    culprit against one that is ``other`` of its own (see :data:`LIKELIER`)."""
+    return share >= max(LIKELIER * other, NOTICEABLE)
+
+
 def _attribute(sess: Session, path: str, against: str) -> Attribution:
     """``(filed, other, said, details)`` for a failing identity between ``path`` and
     ``against``: the path it is filed under (the right one's cell must not read "fail"), the
@@ -323,7 +329,7 @@ def _attribute(sess: Session, path: str, against: str) -> Attribution:
     shares = f"error ratios {ratio[path]:.2g} for {path}, {ratio[against]:.2g} for {against}"
     passes = "; the numeric reference passes both paths here, so it cannot tell which is wrong"
     for likely, other in ((path, against), (against, path)):
-        if ratio[likely] >= max(LIKELIER * ratio[other], NOTICEABLE):
+        if far_larger(ratio[likely], ratio[other]):
             return likely, other, (f"{passes}; filed under {likely}, whose error against it is "
                                    f"the larger share of its tolerance ({shares}): {likely} "
                                    f"is the likelier culprit, {other} still a suspect"), \
