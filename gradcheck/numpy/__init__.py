@@ -36,6 +36,7 @@ from gradcheck.engine.tensor import Tensor as _Tensor
 from gradcheck.engine.tensor import value_of as _value_of
 from gradcheck.numpy import fft, linalg  # noqa: F401
 from gradcheck.ops import exports as _exports
+from gradcheck.ops.binary import where as _where_op
 from gradcheck.ops.shape import reshape as _reshape
 from gradcheck.ops.shape import stack as _stack
 
@@ -89,7 +90,37 @@ def _stacked(x: Any, dtype: Any) -> Any:
     return _np.asarray(x, dtype=dtype)
 
 
+_NOT_GIVEN: Any = object()
+
+
+def where(condition: Any, x: Any = _NOT_GIVEN, y: Any = _NOT_GIVEN, /) -> Any:
+    """numpy.where: with ``x`` and ``y``, the differentiable op (``x`` where ``condition``
+    holds, ``y`` elsewhere); with ``condition`` alone, :func:`nonzero` of it."""
+    if x is not _NOT_GIVEN and y is not _NOT_GIVEN:
+        return _where_op(condition, x, y)
+    if x is _NOT_GIVEN and y is _NOT_GIVEN:
+        return nonzero(condition)
+    raise ValueError("gnp.where: either both or neither of x and y must be given (got x "
+                     "only)")
+
+
+def nonzero(a: Any) -> Any:
+    """numpy.nonzero of the values: integer index arrays, constants (not differentiated)."""
+    return _np.nonzero(_np.asarray(_values(a)))
+
+
+def argwhere(a: Any) -> Any:
+    """numpy.argwhere of the values: integer indices, a constant (not differentiated)."""
+    return _np.argwhere(_np.asarray(_values(a)))
+
+
+def flatnonzero(a: Any) -> Any:
+    """numpy.flatnonzero of the values: integer indices, a constant (not differentiated)."""
+    return _np.flatnonzero(_np.asarray(_values(a)))
+
+
 __all__ = sorted(_exports("NUMPY")) + [
+    "nonzero", "argwhere", "flatnonzero",
     "fft", "linalg", "array", "asarray", "e", "pi", "inf", "nan", "newaxis", "float32",
     "float64", "int64", "arange", "empty", "eye", "full", "full_like", "linspace", "ones",
     "ones_like", "zeros", "zeros_like",
