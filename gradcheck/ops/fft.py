@@ -18,6 +18,12 @@ The real transforms are where bugs hide: ``rfft`` keeps bins ``0..n//2`` of ``ff
 A real input where a complex one is expected (numpy reads it with zero imaginary part) gets
 the real part of its cotangent, as everywhere (``cast_cotangent``).
 
+An n-D transform is numpy's sequence of 1-D ones (``_steps``: fftn runs the last axis
+first, rfftn an rfft over the last axis and then ffts, irfftn ifft over the others and then
+an irfft over the last), so its VJP is their transposes in reverse order.  That also holds
+when ``axes`` names an axis twice, where numpy transforms it again, cropped or padded to each
+length of ``s`` in turn.
+
 All rules are written with registered ops (the transforms themselves, conj, multiply, pad
 and getitem), so they differentiate again.
 """
@@ -64,12 +70,6 @@ def _resize(x: Any, length: int, axis: int) -> Any:
         return getitem(x, index=index)
     width = [(0, length - have) if i == axis % len(shape) else (0, 0) for i in range(len(shape))]
     return pad(x, tuple(width))
-
-
-def _resize_all(x: Any, lengths: Sequence[int], axes: Sequence[int]) -> Any:
-    for length, axis in zip(lengths, axes, strict=True):
-        x = _resize(x, length, axis)
-    return x
 
 
 def _bin_weights(n: int, bins: int, double: bool, axis: int, ndim: int) -> np.ndarray:
@@ -130,11 +130,13 @@ def _check_1d(op: str, a: Any, n: Any, axis: Any, inverse_real: bool = False) ->
 
 
 def _axes_of(op: str, x: Any, s: Any, axes: Any, default: Any,
-             kind: str = "complex") -> tuple[tuple[int, ...], list[int]]:
+             kind: str) -> tuple[tuple[int, ...], list[int | None]]:
     """numpy.fft's ``(axes, lengths)`` for an n-D transform of ``x``, checked.
 
-    An entry -1 of ``s`` keeps the input's length, None the 1-D transform's default (for
-    ``kind`` "irfft", ``2 (m - 1)`` on the last axis); "rfft" and "irfft" need an axis.
+    Without ``s`` the lengths are ``x``'s (for ``kind`` "irfft", ``2 (m - 1)`` on the last
+    axis).  An entry -1 of ``s`` keeps ``x``'s length; an entry None stays None: the 1-D
+    transform's default, which ``_steps`` reads from that step's input.  "rfft" and "irfft"
+    need an axis.
     """
     shape = shape_of(x)
     if axes is None:
@@ -145,38 +147,94 @@ def _axes_of(op: str, x: Any, s: Any, axes: Any, default: Any,
     if s is not None and len(s) != len(axes):
         raise ValueError(f"op {op!r}: s has {len(s)} entries but axes has {len(axes)} "
                          f"({axes}); give one length per transformed axis")
-    if kind != "complex" and not axes:
+    if kind in ("rfft", "irfft") and not axes:
         raise IndexError(f"op {op!r}: no axis to transform (axes is empty or a is 0-d); "
                          "a real transform needs one")
-    given = [None] * len(axes) if s is None else list(s)
-    lengths = [shape[a] if n in (None, -1) else n for a, n in zip(axes, given, strict=True)]
-    if kind == "irfft" and (s is None or s[-1] is None):
+    given = [-1] * len(axes) if s is None else list(s)
+    lengths = [shape[a] if n == -1 else n for a, n in zip(axes, given, strict=True)]
+    if kind == "irfft" and s is None:
         lengths[-1] = 2 * (shape[axes[-1]] - 1)
     for i, length in enumerate(lengths):
-        _check_points(op, f"the length along axis {axes[i]} (from a's shape)"
-                      if given[i] in (None, -1) else f"s[{i}] (the length along axis {axes[i]})",
-                      length)
+        if length is not None:
+            _check_points(op, f"the length along axis {axes[i]} (from a's shape)"
+                          if given[i] == -1 else f"s[{i}] (the length along axis {axes[i]})",
+                          length)
     return axes, lengths
 
 
-# -- complex to complex ----------------------------------------------------------------
-def _fft_vjp(transform: Callable[..., Any]) -> Callable[..., Any]:
+#: One 1-D transform of an n-D one: its name, its axis, the input's length along the axis
+#: and ``n`` (the output's length; for "rfft" the output has ``n // 2 + 1`` bins).
+Step = tuple[str, int, int, int]
+
+
+def _steps(op: str, x: Any, s: Any, axes: Any, default: Any, kind: str) -> list[Step]:
+    """The 1-D transforms numpy.fft applies for the n-D ``kind`` ("fft", "ifft", "rfft" or
+    "irfft") of ``x``, in its order, checked: fftn and ifftn go from the last axis to the
+    first, rfftn runs rfft over the last axis and then fft over the others from the last to
+    the first, irfftn ifft over all but the last axis from the first and then irfft over the
+    last."""
+    ax, lengths = _axes_of(op, x, s, axes, default, kind)
+    last = len(ax) - 1
+    order = list(range(last, -1, -1))
+    names = {i: "ifft" if kind in ("ifft", "irfft") else "fft" for i in order}
+    if kind == "rfft":
+        order, names[last] = [last, *range(last - 1, -1, -1)], "rfft"
+    elif kind == "irfft":
+        order, names[last] = list(range(last + 1)), "irfft"
+    shape = list(shape_of(x))
+    steps = []
+    for i in order:
+        name, have, n = names[i], shape[ax[i]], lengths[i]
+        if n is None:  # the 1-D default, from this step's input
+            n = 2 * (have - 1) if name == "irfft" else have
+            _check_points(op, f"s[{i}] is None, so the {name} along axis {ax[i]} takes its "
+                          f"default n from its input of length {have}, which", n)
+        steps.append((name, ax[i], have, n))
+        shape[ax[i]] = n // 2 + 1 if name == "rfft" else n
+    return steps
+
+
+def _transpose_step(g: Any, step: Step, norm: Any) -> Any:
+    """The transpose of one 1-D transform ``step`` (in ``norm`` mode) applied to ``g``."""
+    name, axis, have, n = step
+    if name == "irfft":
+        return _irfft_transpose(g, n, have, axis, norm)
+    if name == "rfft":
+        h = _rfft_transpose(g, n, axis, norm)
+    else:  # the DFT matrix is symmetric: its transpose is itself
+        h = _BY_NAME[name](g, None, axis, norm)
+    return _resize(h, have, axis)
+
+
+def _pull_back(g: Any, a: Any, steps: Sequence[Step], norm: Any) -> Any:
+    """The VJP of ``steps`` applied to ``a``: their transposes in reverse order."""
+    for step in reversed(steps):
+        g = _transpose_step(g, step, norm)
+    return cast_cotangent(g, dtype_of(a))
+
+
+def _step_1d(name: str, a: Any, n: Any, axis: int) -> Step:
+    """The one step of ``numpy.fft.<name>(a, n, axis)`` (n None: the default)."""
+    have = shape_of(a)[axis]
+    if n is None:
+        n = 2 * (have - 1) if name == "irfft" else have
+    return (name, axis, have, n)
+
+
+def _vjp_1d(name: str) -> Callable[..., Any]:
     def vjp(g: Any, out: Any, a: Any, n: Any = None, axis: int = -1, norm: Any = None) -> Any:
-        h = transform(g, None, axis, norm)  # F is symmetric: its transpose is itself
-        return cast_cotangent(_resize(h, shape_of(a)[axis], axis), dtype_of(a))
+        return _pull_back(g, a, [_step_1d(name, a, n, axis)], norm)
     return vjp
 
 
-def _fftn_vjp(transform: Callable[..., Any], default: Any) -> Callable[..., Any]:
+def _vjp_n(name: str, default: Any, kind: str) -> Callable[..., Any]:
     def vjp(g: Any, out: Any, a: Any, s: Any = None, axes: Any = default,
             norm: Any = None) -> Any:
-        ax, _ = _axes_of("fftn", a, s, axes, default)
-        h = transform(g, None, ax, norm)
-        h = _resize_all(h, [shape_of(a)[i] for i in ax], ax)
-        return cast_cotangent(h, dtype_of(a))
+        return _pull_back(g, a, _steps(name, a, s, axes, default, kind), norm)
     return vjp
 
 
+# -- complex to complex ----------------------------------------------------------------
 def _forward(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     def forward(a: Any, n: Any = None, axis: int = -1, norm: Any = None) -> np.ndarray:
         _check_norm(name, norm)
@@ -186,10 +244,11 @@ def _forward(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return forward
 
 
-def _forward_n(name: str, fn: Callable[..., Any], default: Any) -> Callable[..., Any]:
+def _forward_n(name: str, fn: Callable[..., Any], default: Any,
+               kind: str) -> Callable[..., Any]:
     def forward(a: Any, s: Any = None, axes: Any = default, norm: Any = None) -> np.ndarray:
         _check_norm(name, norm)
-        _axes_of(name, a, s, axes, default)
+        _steps(name, a, s, axes, default, kind)
         return np.asarray(fn(a, s, axes, norm))
     forward.__doc__ = f"numpy.fft.{name}(a, s, axes, norm)."
     return forward
@@ -260,57 +319,51 @@ def _plane(draw: Any) -> list[tuple[int, ...]]:
     return [(*lead, draw(st.integers(2, 4)), draw(st.integers(2, 5)))]
 
 
+#: fft and ifft, looked up when a rule runs (rules refer to their own op).
 _BY_NAME: dict[str, Any] = {}
 
 
-def _late(name: str) -> Callable[..., Any]:
-    """The registered op ``name``, looked up when a rule runs (rules refer to their own op)."""
-    def call(*args: Any, **params: Any) -> Any:
-        return _BY_NAME[name](*args, **params)
-    return call
-
-
 fft: Op = define_op(
-    "fft", _forward("fft", np.fft.fft), vjp=_fft_vjp(_late("fft")), linear=True, family="fft",
+    "fft", _forward("fft", np.fft.fft), vjp=_vjp_1d("fft"), linear=True, family="fft",
     inputs=("complex",), shapes=_line, params={"norm": _params_1d},
     doc="numpy.fft.fft(a, n, axis, norm): the DFT along one axis.",
     equivalents=_eq("fft", False),
 )
 ifft: Op = define_op(
-    "ifft", _forward("ifft", np.fft.ifft), vjp=_fft_vjp(_late("ifft")), linear=True,
+    "ifft", _forward("ifft", np.fft.ifft), vjp=_vjp_1d("ifft"), linear=True,
     family="fft", inputs=("complex",), shapes=_line, params={"norm": _params_1d},
     doc="numpy.fft.ifft(a, n, axis, norm): the inverse DFT along one axis.",
     equivalents=_eq("ifft", True),
 )
 fftn: Op = define_op(
-    "fftn", _forward_n("fftn", np.fft.fftn, None), vjp=_fftn_vjp(_late("fftn"), None),
+    "fftn", _forward_n("fftn", np.fft.fftn, None, "fft"), vjp=_vjp_n("fftn", None, "fft"),
     linear=True, family="fft", inputs=("complex",), shapes=_plane,
     params={"norm": _params_1d},
     doc="numpy.fft.fftn(a, s, axes, norm): the DFT over several axes (all by default).",
     equivalents=_eq("fftn", False, nd=True),
 )
 ifftn: Op = define_op(
-    "ifftn", _forward_n("ifftn", np.fft.ifftn, None), vjp=_fftn_vjp(_late("ifftn"), None),
-    linear=True, family="fft", inputs=("complex",), shapes=_plane,
-    params={"norm": _params_1d},
+    "ifftn", _forward_n("ifftn", np.fft.ifftn, None, "ifft"),
+    vjp=_vjp_n("ifftn", None, "ifft"), linear=True, family="fft", inputs=("complex",),
+    shapes=_plane, params={"norm": _params_1d},
     doc="numpy.fft.ifftn(a, s, axes, norm): the inverse DFT over several axes.",
     equivalents=_eq("ifftn", True, nd=True),
 )
 fft2: Op = define_op(
-    "fft2", _forward_n("fft2", np.fft.fft2, (-2, -1)),
-    vjp=_fftn_vjp(_late("fftn"), (-2, -1)), linear=True, family="fft", inputs=("complex",),
+    "fft2", _forward_n("fft2", np.fft.fft2, (-2, -1), "fft"),
+    vjp=_vjp_n("fft2", (-2, -1), "fft"), linear=True, family="fft", inputs=("complex",),
     shapes=_plane, params={"norm": _params_1d},
     doc="numpy.fft.fft2(a, s, axes, norm): the DFT over the last two axes.",
     equivalents=_eq("fft2", False, nd=True),
 )
 ifft2: Op = define_op(
-    "ifft2", _forward_n("ifft2", np.fft.ifft2, (-2, -1)),
-    vjp=_fftn_vjp(_late("ifftn"), (-2, -1)), linear=True, family="fft", inputs=("complex",),
+    "ifft2", _forward_n("ifft2", np.fft.ifft2, (-2, -1), "ifft"),
+    vjp=_vjp_n("ifft2", (-2, -1), "ifft"), linear=True, family="fft", inputs=("complex",),
     shapes=_plane, params={"norm": _params_1d},
     doc="numpy.fft.ifft2(a, s, axes, norm): the inverse DFT over the last two axes.",
     equivalents=_eq("ifft2", True, nd=True),
 )
-_BY_NAME.update(fft=fft, ifft=ifft, fftn=fftn, ifftn=ifftn)
+_BY_NAME.update(fft=fft, ifft=ifft)
 
 
 # -- real to complex and back -------------------------------------------------------------
@@ -323,26 +376,13 @@ def _rfft_forward(a: Any, n: Any = None, axis: int = -1, norm: Any = None) -> np
     return np.asarray(np.fft.rfft(a, n, axis, norm))
 
 
-def _rfft_vjp(g: Any, out: Any, a: Any, n: Any = None, axis: int = -1,
-              norm: Any = None) -> Any:
-    length = shape_of(a)[axis] if n is None else n
-    return _resize(_rfft_transpose(g, length, axis, norm), shape_of(a)[axis], axis)
-
-
-def _irfft_vjp(g: Any, out: Any, a: Any, n: Any = None, axis: int = -1,
-               norm: Any = None) -> Any:
-    bins = shape_of(a)[axis]
-    length = 2 * (bins - 1) if n is None else n
-    return cast_cotangent(_irfft_transpose(g, length, bins, axis, norm), dtype_of(a))
-
-
 rfft: Op = define_op(
-    "rfft", _rfft_forward, vjp=_rfft_vjp, linear=True, family="fft", inputs=(REAL,),
+    "rfft", _rfft_forward, vjp=_vjp_1d("rfft"), linear=True, family="fft", inputs=(REAL,),
     shapes=_line, params={"norm": _params_1d},
     equivalents=_eq("rfft", False),
 )
 irfft: Op = define_op(
-    "irfft", _forward("irfft", np.fft.irfft), vjp=_irfft_vjp, linear=True, family="fft",
+    "irfft", _forward("irfft", np.fft.irfft), vjp=_vjp_1d("irfft"), linear=True, family="fft",
     inputs=("complex",), shapes=_line, params={"norm": _params_1d},
     doc="numpy.fft.irfft(a, n, axis, norm): the real signal of length n (default "
         "2 (m - 1)) whose rfft is a; the imaginary parts of the DC and (even n) Nyquist "
@@ -356,64 +396,40 @@ def _rfftn_forward(default: Any, name: str) -> Callable[..., Any]:
         _check_norm(name, norm)
         if np.iscomplexobj(a):
             raise TypeError(f"op {name!r}: a must be real, got a complex array")
-        _axes_of(name, a, s, axes, default, "rfft")
+        _steps(name, a, s, axes, default, "rfft")
         return np.asarray(np.fft.rfftn(a, s, axes, norm))
     forward.__doc__ = f"numpy.fft.{name}(a, s, axes, norm): rfft over the last of the axes, " \
                       "fft over the others."
     return forward
 
 
-def _rfftn_vjp(default: Any) -> Callable[..., Any]:
-    def vjp(g: Any, out: Any, a: Any, s: Any = None, axes: Any = default,
-            norm: Any = None) -> Any:
-        ax, lengths = _axes_of("rfftn", a, s, axes, default, "rfft")
-        h = fftn(g, None, ax[:-1], norm) if len(ax) > 1 else g
-        h = _rfft_transpose(h, lengths[-1], ax[-1], norm)
-        return _resize_all(h, [shape_of(a)[i] for i in ax], ax)
-    return vjp
-
-
 def _irfftn_forward(default: Any, name: str) -> Callable[..., Any]:
     def forward(a: Any, s: Any = None, axes: Any = default, norm: Any = None) -> np.ndarray:
         _check_norm(name, norm)
-        _axes_of(name, a, s, axes, default, "irfft")
+        _steps(name, a, s, axes, default, "irfft")
         return np.asarray(np.fft.irfftn(a, s, axes, norm))
     forward.__doc__ = f"numpy.fft.{name}(a, s, axes, norm): ifft over all but the last of " \
                       "the axes, irfft over the last."
     return forward
 
 
-def _irfftn_vjp(default: Any) -> Callable[..., Any]:
-    def vjp(g: Any, out: Any, a: Any, s: Any = None, axes: Any = default,
-            norm: Any = None) -> Any:
-        ax, _ = _axes_of("irfftn", a, s, axes, default, "irfft")
-        bins = shape_of(a)[ax[-1]]
-        length = shape_of(g)[ax[-1]]  # the output's length along the last axis
-        h = _irfft_transpose(g, length, bins, ax[-1], norm)
-        if len(ax) > 1:
-            h = ifftn(h, None, ax[:-1], norm)
-            h = _resize_all(h, [shape_of(a)[i] for i in ax[:-1]], ax[:-1])
-        return cast_cotangent(h, dtype_of(a))
-    return vjp
-
-
 rfftn: Op = define_op(
-    "rfftn", _rfftn_forward(None, "rfftn"), vjp=_rfftn_vjp(None), linear=True, family="fft",
-    inputs=(REAL,), shapes=_plane, params={"norm": _params_1d},
+    "rfftn", _rfftn_forward(None, "rfftn"), vjp=_vjp_n("rfftn", None, "rfft"), linear=True,
+    family="fft", inputs=(REAL,), shapes=_plane, params={"norm": _params_1d},
     equivalents=_eq("rfftn", False, nd=True),
 )
 irfftn: Op = define_op(
-    "irfftn", _irfftn_forward(None, "irfftn"), vjp=_irfftn_vjp(None), linear=True,
+    "irfftn", _irfftn_forward(None, "irfftn"), vjp=_vjp_n("irfftn", None, "irfft"), linear=True,
     family="fft", inputs=("complex",), shapes=_plane, params={"norm": _params_1d},
     equivalents=_eq("irfftn", True, nd=True),
 )
 rfft2: Op = define_op(
-    "rfft2", _rfftn_forward((-2, -1), "rfft2"), vjp=_rfftn_vjp((-2, -1)), linear=True,
+    "rfft2", _rfftn_forward((-2, -1), "rfft2"), vjp=_vjp_n("rfft2", (-2, -1), "rfft"), linear=True,
     family="fft", inputs=(REAL,), shapes=_plane, params={"norm": _params_1d},
     equivalents=_eq("rfft2", False, nd=True),
 )
 irfft2: Op = define_op(
-    "irfft2", _irfftn_forward((-2, -1), "irfft2"), vjp=_irfftn_vjp((-2, -1)), linear=True,
-    family="fft", inputs=("complex",), shapes=_plane, params={"norm": _params_1d},
+    "irfft2", _irfftn_forward((-2, -1), "irfft2"), vjp=_vjp_n("irfft2", (-2, -1), "irfft"),
+    linear=True, family="fft", inputs=("complex",), shapes=_plane, params={"norm": _params_1d},
     equivalents=_eq("irfft2", True, nd=True),
 )
