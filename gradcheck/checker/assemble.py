@@ -15,7 +15,7 @@ from gradcheck.checker.report import FAILURE_KINDS, WARNING_KINDS, Cell, Finding
 from gradcheck.checker.sampling import Example
 from gradcheck.checker.session import STRUCTURE
 
-__all__ = ["CellStats", "Collector", "finding", "counterexample", "sort_findings"]
+__all__ = ["CellStats", "Collector", "finding", "counterexample", "sort_findings", "undecided"]
 
 #: A fast failure worth shrinking: failures and warnings (info kinds are not shrunk).
 SHRINKABLE = FAILURE_KINDS | WARNING_KINDS
@@ -66,6 +66,23 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=key)
 
 
+def undecided(outcome: Outcome, outcomes: list[Outcome]) -> str:
+    """For a failing identity the numeric reference did not decide (it names suspects, and
+    did not conclusively reject every one of them at this example), what is known, for its
+    cell's note; "" for any other outcome."""
+    suspects = outcome.details.get("suspects") if outcome.kind is not None else None
+    if outcome.reference != "self" or not suspects:
+        return ""
+    rejected = {o.path for o in outcomes if o.reference == "numeric" and o.side == outcome.side
+                and o.kind is not None and not o.details.get("inconclusive")}
+    if set(suspects) <= rejected:
+        return ""  # the numeric reference rejects both: both are known wrong
+    likelier = outcome.details.get("likelier")
+    told = f"{likelier} is the likelier culprit" if likelier else "both are suspects"
+    return (f"undecided: the numeric reference cannot tell which of {' and '.join(suspects)} "
+            f"is wrong ({told})")
+
+
 @dataclass
 class CellStats:
     """Accumulates the outcomes of one (path, reference) over examples."""
@@ -73,10 +90,16 @@ class CellStats:
     worst: Outcome | None = None
     examples: int = 0
     kinds: set[str] = field(default_factory=set)
+    #: What is known of its first failing identity the numeric reference did not decide.
+    undecided: str = ""
 
-    def add(self, outcome: Outcome) -> None:
+    def add(self, outcome: Outcome, undecided: str = "") -> None:
+        """Count ``outcome``; ``undecided`` (see :func:`undecided`) when it is a failure
+        that does not show this path wrong."""
         self.examples += 1
-        if outcome.kind is not None:
+        if undecided:
+            self.undecided = self.undecided or undecided
+        elif outcome.kind is not None:
             self.kinds.add(outcome.kind)
         ratio = outcome.verdict.ratio if outcome.verdict is not None else -1.0
         best = self.worst.verdict.ratio if self.worst and self.worst.verdict else -1.0
@@ -84,10 +107,14 @@ class CellStats:
             self.worst = outcome
 
     def status(self) -> str:
+        """The worst of its outcomes: "undecided" when its only failures are identities
+        the numeric reference did not decide (still a failure of the check, never a pass)."""
         if "error" in self.kinds:
             return "error"
         if self.kinds & FAILURE_KINDS:
             return "fail"
+        if self.undecided:
+            return "undecided"
         if self.kinds & WARNING_KINDS:
             return "warn"
         return "pass" if self.examples else "skipped"
@@ -119,7 +146,8 @@ class Collector:
                 if o.kind:
                     self.notes.setdefault((o.path, o.side), o.message)
             elif (o.path, column) in self.pairs:
-                self.cells.setdefault((o.path, column), CellStats()).add(o)
+                self.cells.setdefault((o.path, column), CellStats()).add(
+                    o, undecided(o, result.outcomes))
             if not o.details.get("all_zero"):
                 self.nonzero.add(o.check)
             if o.kind is None or o.kind == "nondifferentiable":
@@ -144,7 +172,8 @@ class Collector:
                 out.append(Cell(path, ref, "unsupported", note=unsupported[path]))
                 continue
             stats = self.cells.get((path, ref), CellStats())
-            status, note = stats.status(), ""
+            status = stats.status()
+            note = stats.undecided if status == "undecided" else ""
             side = ref if ref in self.sides else ""
             broken = set(self.structural.get((path, side), set()))
             if side:

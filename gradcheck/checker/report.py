@@ -54,8 +54,11 @@ WARNING_KINDS = frozenset({"dependence_leak"})
 #: Reported for information, never a failure.
 INFO_KINDS = frozenset({"nondifferentiable", "unsupported"})
 
-#: Status of one cell of the consistency matrix, best to worst.
-STATUSES = ("pass", "skipped", "unsupported", "unavailable", "warn", "fail", "error")
+#: Status of one cell of the consistency matrix, best to worst.  "undecided": an identity
+#: between two paths failed and the numeric reference cannot tell which path is wrong (a
+#: failure of the check, but not known to be this path's).
+STATUSES = ("pass", "skipped", "unsupported", "unavailable", "warn", "undecided", "fail",
+            "error")
 
 
 def severity_of(kind: str) -> str:

@@ -31,6 +31,7 @@ from gradcheck.checker.report import Finding, Report, Results
 from gradcheck.checker.seeds import by_op, multi_seed, op_status_over_seeds
 from gradcheck.render.html import fmt_num, fmt_ratio, pretty
 from gradcheck.render.verdict import (
+    CELL_MEANING,
     OP_STATUSES,
     STATUS_MEANING,
     attribution_text,
@@ -57,6 +58,7 @@ STATUS_STYLE: dict[str, tuple[str, str]] = {
     "unsupported": ("∅", "dim"),
     "unavailable": ("?", "dim"),
     "warn": ("!", "yellow"),
+    "undecided": ("≟", "red"),
     "fail": ("✗", "bold red"),
     "error": ("⚠", "bold magenta"),
 }
@@ -65,7 +67,8 @@ TAG_STYLE = {"fail": "bold red", "error": "bold magenta", "allowed": "cyan", "wa
              "pass": "green", "ignored": "dim", "info": "dim"}
 # Which status a path shows when its references disagree: anything bad first, then a
 # pass (one reference agreeing is news), then the reasons nothing ran.
-_AGGREGATE = ("error", "fail", "warn", "pass", "unsupported", "unavailable", "skipped")
+_AGGREGATE = ("error", "fail", "undecided", "warn", "pass", "unsupported", "unavailable",
+              "skipped")
 _FINDING_STATUS = {"failure": "fail", "warning": "warn"}
 _DEFAULT_POLICY = VerdictPolicy()
 _OP_WIDTH = 28  # widest op name a rich table shows before eliding its middle
@@ -83,15 +86,21 @@ def path_statuses(report: Report, policy: VerdictPolicy = _DEFAULT_POLICY) -> di
     """One status per path: the worst over its references and its findings, in the words of
     ``policy``: with ``--fail-on dependence_leak`` a dependence leak reads ``fail``, and a
     mismatch the policy does not fail on reads ``warn`` (one it allows still reads ``fail``:
-    the op reads ``ALLOWED``)."""
+    the op reads ``ALLOWED``).  A failing identity whose cell reads ``undecided`` (the
+    numeric reference cannot tell which of its two paths is wrong) reads ``undecided``."""
     words: dict[str, set[str]] = {}
     for finding in report.findings:
         if finding.path:
-            words.setdefault(finding.path, set()).add(_finding_word(finding, policy))
+            word = _finding_word(finding, policy)
+            cell = report.cell(finding.path, finding.reference)
+            if word == "fail" and cell is not None and cell.status == "undecided":
+                word = "undecided"
+            words.setdefault(finding.path, set()).add(word)
     found: dict[str, set[str]] = {}
     for cell in report.cells:
         status = cell.status
-        if status == "fail" and words.get(cell.path) and "fail" not in words[cell.path]:
+        if status in ("fail", "undecided") and words.get(cell.path) and \
+                not words[cell.path] & {"fail", "undecided"}:
             status = "warn"  # the findings behind the cell, as the policy reads them
         found.setdefault(cell.path, set()).add(status)
     for path, said in words.items():
@@ -110,10 +119,10 @@ def _finding_word(finding: Finding, policy: VerdictPolicy) -> str:
 
 def _bad_paths(report: Report, policy: VerdictPolicy = _DEFAULT_POLICY,
                ) -> list[tuple[str, str]]:
-    """The paths that did not pass (warn, fail, error), in path order."""
+    """The paths that did not pass (warn, undecided, fail, error), in path order."""
     statuses = path_statuses(report, policy)
     return [(p, statuses[p]) for p in sorted(statuses, key=path_rank)
-            if statuses[p] in ("warn", "fail", "error")]
+            if statuses[p] in ("warn", "undecided", "fail", "error")]
 
 
 def op_line(report: Report, policy: VerdictPolicy = _DEFAULT_POLICY,
@@ -320,6 +329,8 @@ class Terminal:
         for status in (s for s in OP_STATUSES if counts[s] and s != "pass"):
             self.note(f"{status.upper():7} {STATUS_MEANING[status]}")
         cells = [c for r in results.reports for c in r.cells]
+        for status in (s for s in CELL_MEANING if any(c.status == s for c in cells)):
+            self.note(f"{status} cell: {CELL_MEANING[status]}")
         if cells:  # what "pass" stands on
             paths = sorted({c.path for c in cells if "(" not in c.path}, key=path_rank)
             refs = sorted({c.reference for c in cells}, key=reference_rank)

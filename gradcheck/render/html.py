@@ -35,6 +35,7 @@ from gradcheck.render.atomic import atomic_write_text
 from gradcheck.render.plots import convergence_svg
 from gradcheck.render.run_info import environment_box, exception_rows, fact, run_box
 from gradcheck.render.verdict import (
+    CELL_MEANING,
     OP_STATUSES,
     PATH_ORDER,
     REFERENCE_ORDER,
@@ -78,6 +79,7 @@ _STATUS_TEXT = {
     "unsupported": ("∅", "unsup"),
     "unavailable": ("?", "n/a"),
     "warn": ("!", "warn"),
+    "undecided": ("≟", "undec"),
     "fail": ("✗", "fail"),
     "error": ("⚠", "error"),
 }
@@ -202,6 +204,9 @@ class Page:
     seed_text: str = ""
     statuses: tuple[str, ...] = STATUSES
     status_text: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(_STATUS_TEXT))
+    cell_meaning: dict[str, str] = field(default_factory=lambda: dict(CELL_MEANING))
+    #: The cell statuses shown whose meaning the legend spells out.
+    explained: list[str] = field(default_factory=list)
 
 
 def fmt_num(value: float) -> str:
@@ -436,6 +441,8 @@ def _page(results: Results) -> Page:
         ops=ops,
         seed_rows=_seed_rows(results, policy, ops) if seeds else [],
         seed_text=seed_list(sorted({r.seed for r in reports})) if seeds else "",
+        explained=[s for s in CELL_MEANING if any(c.status == s for r in reports
+                                                  for c in r.cells)],
     )
 
 

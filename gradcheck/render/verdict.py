@@ -22,6 +22,7 @@ from gradcheck.checker.seeds import SeedFinding, seed_findings
 __all__ = [
     "OP_STATUSES",
     "STATUS_MEANING",
+    "CELL_MEANING",
     "FINDING_TAGS",
     "op_status",
     "finding_tag",
@@ -49,6 +50,11 @@ STATUS_MEANING = {
     "allowed": "fails, but its suite allows it (reason shown)",
     "warn": "correct, but wasteful (the double-VJP needs its dummy fed)",
     "pass": "nothing found",
+}
+#: What a path's cell status means where its word alone could mislead.
+CELL_MEANING = {
+    "undecided": "an identity between two paths fails and the numeric reference cannot tell "
+                 "which of them is wrong (a failure, not known to be this path's)",
 }
 #: Finding tags: the op statuses, plus info (never fails) and ignored (a failure kind that
 #: ``--fail-on`` leaves out).
