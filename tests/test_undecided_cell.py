@@ -134,3 +134,15 @@ def test_a_policy_that_does_not_fail_the_mismatch_reads_warn() -> None:
     assert path_statuses(r) == {"jvp": "undecided"}
     assert path_statuses(r, VerdictPolicy(fail_on=frozenset({"error"}))) == {"jvp": "warn"}
     assert "jvp=undecided" in op_line(r)
+
+
+def test_an_undecided_cell_counts_as_compared() -> None:
+    """A check whose only compared cells are undecided identities compared something: its
+    failure is the identity's, not a second 'nothing was compared' error."""
+    from gradcheck.checker.gaps import nothing_compared
+    from gradcheck.checker.session import Options
+
+    cells = [Cell("jvp", "self", "undecided", 1.0, 0.1, 1),
+             Cell("jvp", "numeric", "unsupported", note="no numeric")]
+    assert nothing_compared("op", cells, Options(("jvp",), ("numeric", "self"), "fast"),
+                            (), []) == []

@@ -111,7 +111,8 @@ def nothing_compared(op: str, cells: list[Cell], options: Options, sides: tuple[
     a pass."""
     if not options.paths or any(f.kind == "error" for f in findings):
         return []
-    if any(c.status in ("pass", "warn", "fail") for c in cells if c.reference not in sides):
+    if any(c.status in ("pass", "warn", "undecided", "fail") for c in cells
+           if c.reference not in sides):
         return []
     why = sorted({c.note for c in cells
                   if c.status == "unsupported" and c.reference in INTERNAL and c.note})
