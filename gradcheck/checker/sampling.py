@@ -8,6 +8,7 @@ is reproducible from its seed.  See ``gradcheck.domains`` for the metadata.
 
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,7 @@ from gradcheck.domains import REAL, Domain, Real
 from gradcheck.engine.op import Op
 
 __all__ = ["Example", "examples", "parse_signature", "SCALES", "FAMILIES", "Stratum",
-           "avoid_kinks"]
+           "avoid_kinks", "formed_shape"]
 
 #: Magnitudes explored, in shrink order: typical first, then small and large.
 SCALES = (1.0, 3.0, 0.1, 10.0, 1e-3, 30.0, 100.0, 1e3)
@@ -42,7 +43,9 @@ STRATUM_SCALES = tuple(scale for scale, _ in STRATA)
 #: with core dimensions, the first input's last named one) beside short ones; ``"vector"``,
 #: a plain 1-d array of 2 or more entries (with core dimensions, the core alone, no size
 #: 1); ``"deep"``, 4 dimensions.  Full mode's three strata reach the first two, fast mode's
-#: eight all three.
+#: eight all three.  An op's own shapes callable meets them if it takes a ``form`` keyword
+#: (see :func:`takes_form`; :func:`formed_shape` draws one); one of the draw alone is
+#: called with the draw alone, as before.
 FORMS = {0: "long", 2: "vector", 7: "deep"}
 #: Entries of a long axis: more than 4, where a rule right only on short axes (a kernel
 #: unrolled 4 wide, a band of 4 neighbours; of 6 at lengths 7 and 8) goes wrong, and few
@@ -446,6 +449,32 @@ def _tries(stratum: Stratum | None) -> list[tuple[str | None, str | None]]:
     return [(stratum.family, form) for form in forms] + [(None, None)] * (SHAPE_ATTEMPTS - 1)
 
 
+def takes_form(shapes_spec: Any) -> bool:
+    """Whether a shapes callable takes a ``form`` keyword (see :data:`FORMS`): one that
+    does draws the stratum's form itself; one of the draw alone is called as before."""
+    try:
+        params = inspect.signature(shapes_spec).parameters.values()
+    except (TypeError, ValueError):  # no signature to read (a builtin): the draw alone
+        return False
+    return any(p.kind is p.VAR_KEYWORD or (p.name == "form" and p.kind is not p.POSITIONAL_ONLY)
+               for p in params)
+
+
+def formed_shape(draw: Any, form: str, min_ndim: int = 0, max_ndim: int = 4) -> tuple[int, ...]:
+    """A shape of ``form`` (see :data:`FORMS`) for a shapes callable of an op's own, of
+    ``min_ndim`` to ``max_ndim`` dimensions: ``"long"``, two (or the nearest allowed) of 2 or
+    3 entries with the last of :data:`LONG`; ``"vector"``, one of 2 to ``LONG[1]`` (two of
+    2 or 3 where 1-d is not allowed); ``"deep"``, four (or the most allowed) of 2 or 3."""
+    if form == "vector" and min_ndim <= 1 <= max_ndim:
+        return (draw(st.integers(2, LONG[1])),)
+    want = {"long": 2, "vector": 2, "deep": 4}[form]
+    ndim = min(max(want, min_ndim, 1), max_ndim)
+    dims = [draw(st.integers(2, 3)) for _ in range(ndim)]
+    if form == "long" and dims:
+        dims[-1] = draw(st.integers(*LONG))
+    return tuple(dims)
+
+
 def _fixed(shapes_spec: Any) -> bool:
     """Whether a signature gives the same shapes at every draw (only fixed sizes)."""
     return isinstance(shapes_spec, str) and \
@@ -455,7 +484,10 @@ def _fixed(shapes_spec: Any) -> bool:
 def _shapes(draw: Any, op: Op, shapes_spec: Any, n: int, family: str | None,
             form: str | None) -> list[tuple[int, ...]]:
     if callable(shapes_spec):
-        shapes = [tuple(s) for s in shapes_spec(draw)]
+        # a drawer of its own takes the stratum's form if it says it can (``form=``)
+        takes = form is not None and takes_form(shapes_spec)
+        shapes = [tuple(s) for s in (shapes_spec(draw, form=form) if takes
+                                     else shapes_spec(draw))]
     else:
         shapes = draw(draw_shapes(shapes_spec, family, form))
     if len(shapes) != n:

@@ -304,17 +304,29 @@ def _params_1d(shapes: list[tuple[int, ...]]) -> list[Any]:
     return list(NORMS)
 
 
-def _line(draw: Any) -> list[tuple[int, ...]]:
-    """A 1-D or 2-D input whose transformed (last) axis has 2 to 6 entries."""
+def _line(draw: Any, form: str | None = None) -> list[tuple[int, ...]]:
+    """A 1-D or 2-D input whose transformed (last) axis has 2 to 6 entries; a stratum's
+    ``form`` (see gradcheck.checker.sampling.FORMS) makes that axis long, the input a plain
+    vector, or 4-D."""
     from hypothesis import strategies as st
 
+    from gradcheck.checker.sampling import formed_shape
+
+    if form is not None:
+        return [formed_shape(draw, form, 1, 4)]
     lead = draw(st.sampled_from([(), (2,)]))
     return [(*lead, draw(st.integers(2, 6)))]
 
 
-def _plane(draw: Any) -> list[tuple[int, ...]]:
+def _plane(draw: Any, form: str | None = None) -> list[tuple[int, ...]]:
+    """A 2-D or 3-D input; a stratum's ``form`` makes its last axis long, the input one
+    plane, or 4-D."""
     from hypothesis import strategies as st
 
+    from gradcheck.checker.sampling import formed_shape
+
+    if form is not None:
+        return [formed_shape(draw, form, 2, 4)]
     lead = draw(st.sampled_from([(), (2,)]))
     return [(*lead, draw(st.integers(2, 4)), draw(st.integers(2, 5)))]
 

@@ -106,8 +106,8 @@ def _take_vjp(g, out, a, indices, axis=None, mode="raise"):
     return scatter_add(zeros_like(a), _resolved(indices, n, mode), g, axis=axis)
 
 
-def _take_shapes(draw):
-    return [draw_shape(draw, 0, 3, min_side=1), draw_shape(draw, 0, 2, max_side=3)]
+def _take_shapes(draw, form=None):
+    return [draw_shape(draw, 0, 3, min_side=1, form=form), draw_shape(draw, 0, 2, max_side=3)]
 
 
 def _axis_or_none(shapes):
@@ -165,9 +165,9 @@ def _scatter_add_forward(x, indices, updates, axis=0):
     return out
 
 
-def _scatter_add_shapes(draw):
+def _scatter_add_shapes(draw, form=None):
     """x, indices and updates for an axis the params then rediscover (see below)."""
-    x = draw_shape(draw, 1, 3, min_side=1)
+    x = draw_shape(draw, 1, 3, min_side=1, form=form)
     idx = draw_shape(draw, 0, 2, max_side=3)
     ax = pick(draw, [None] + list(range(len(x))))
     updates = idx if ax is None else x[:ax] + idx + x[ax + 1:]
@@ -295,8 +295,8 @@ def _diagonal_params(draw, shapes):
     return {"offset": pick(draw, [0, 1, -1, 2, -5]), "axis1": a1, "axis2": a2}
 
 
-def _diagonal_shapes(draw):
-    return [draw_shape(draw, 2, 4, max_side=3)]
+def _diagonal_shapes(draw, form=None):
+    return [draw_shape(draw, 2, 4, max_side=3, form=form)]
 
 
 def _ag_diagonal(anp: Any, a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
@@ -459,7 +459,12 @@ EINSUM_SWEEP = (
 )
 
 
-def _einsum_shapes(draw):
+def _einsum_shapes(draw, form=None):
+    """Operands of a subscripts of the sweep; a stratum's ``form`` (see
+    gradcheck.checker.sampling.FORMS) gives one label a long axis, two vectors, or a
+    batched matmul of 4-d operands."""
+    if form is not None:
+        return _formed_einsum(draw, form)
     subscripts = pick(draw, EINSUM_SWEEP)
     from hypothesis import strategies as st
 
@@ -471,6 +476,29 @@ def _einsum_shapes(draw):
         mine = batch[draw(st.integers(0, len(batch))):] if dots else ()
         mine = tuple(1 if pick(draw, [False, False, True]) else d for d in mine)
         shapes.append(tuple(sizes[c] for c in head) + mine + tuple(sizes[c] for c in tail))
+    return shapes
+
+
+def _formed_einsum(draw, form):
+    from hypothesis import strategies as st
+
+    from gradcheck.checker.sampling import LONG
+
+    if form == "vector":
+        n = draw(st.integers(2, LONG[1]))
+        return [(n,), (n if pick(draw, [True, False]) else draw(st.integers(2, LONG[1])),)]
+    if form == "deep":
+        batch = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+        i, j, k = (pick(draw, [2, 1, 3]) for _ in range(3))
+        return [(*batch, i, j), (*batch, j, k)]
+    subscripts = pick(draw, EINSUM_SWEEP)
+    labels = sorted(set(subscripts) - set(",->."))
+    sizes = {c: pick(draw, [2, 1, 3]) for c in labels}
+    sizes[pick(draw, labels)] = draw(st.integers(*LONG))
+    shapes = []
+    for term in subscripts.partition("->")[0].split(","):
+        head, _, tail = term.partition("...")
+        shapes.append(tuple(sizes[c] for c in head + tail))
     return shapes
 
 

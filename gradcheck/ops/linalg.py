@@ -166,26 +166,56 @@ def _sum_to(g: Any, target: tuple[int, ...], dtype: Any) -> Any:
     return g if dtype_of(g) == dtype else cast_cotangent(g, dtype)
 
 
-def small_batch(draw: Any) -> tuple[int, ...]:
-    """A batch shape for matrix ops: up to two dimensions of size 1 or 2 (cheap Jacobians)."""
+# The shape drawers below take a stratum's ``form`` (see gradcheck.checker.sampling.FORMS):
+# ``"long"``, one matrix with a side of 5 or more; ``"vector"``, a plain vector where the op
+# takes one, else one matrix of sides 2 to 4; ``"deep"``, two batch dimensions (4 in all).
+#: The largest side of a long square matrix: its Jacobian has side**4 entries.
+LONG_SQUARE = 6
+
+
+def small_batch(draw: Any, form: str | None = None) -> tuple[int, ...]:
+    """A batch shape for matrix ops: up to two dimensions of size 1 or 2 (cheap Jacobians);
+    none in the long and vector forms, two in the deep one."""
     from hypothesis import strategies as st
 
+    if form in ("long", "vector"):
+        return ()
+    if form == "deep":
+        return (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
     return tuple(draw(st.lists(st.integers(1, 2), max_size=2)))
 
 
-def square_shapes(draw: Any) -> list[tuple[int, ...]]:
-    """Shapes of one input: a small batch of n x n matrices, n <= 4."""
+def _side(draw: Any, form: str | None, long: int | None = None) -> int:
+    """A matrix side: 5 to ``long`` (the sampler's longest axis by default) in the long
+    form, 2 to 4 in the vector form, 2 or 3 in the deep one (beside its batch), 1 to 4
+    otherwise."""
     from hypothesis import strategies as st
 
-    n = draw(st.integers(1, 4))
-    return [small_batch(draw) + (n, n)]
+    from gradcheck.checker.sampling import LONG
+
+    if form == "long":
+        return draw(st.integers(LONG[0], long or LONG[1]))
+    if form == "deep":
+        return draw(st.integers(2, 3))
+    return draw(st.integers(2 if form == "vector" else 1, 4))
 
 
-def matrix_shapes(draw: Any) -> list[tuple[int, ...]]:
-    """Shapes of one input: a small batch of m x n matrices (tall, square or wide)."""
+def square_shapes(draw: Any, form: str | None = None) -> list[tuple[int, ...]]:
+    """Shapes of one input: a small batch of n x n matrices, n <= 4 (one of n <= 6 in the
+    long form)."""
+    n = _side(draw, form, LONG_SQUARE)
+    return [small_batch(draw, form) + (n, n)]
+
+
+def matrix_shapes(draw: Any, form: str | None = None) -> list[tuple[int, ...]]:
+    """Shapes of one input: a small batch of m x n matrices (tall, square or wide); in the
+    long form one matrix, tall or wide, with one long side."""
     from hypothesis import strategies as st
 
-    return [small_batch(draw) + (draw(st.integers(1, 4)), draw(st.integers(1, 4)))]
+    if form == "long":
+        sides = [_side(draw, form), draw(st.integers(1, 3))]
+        return [tuple(sides[::-1] if draw(st.booleans()) else sides)]
+    return [small_batch(draw, form) + (_side(draw, form), _side(draw, form))]
 
 
 # -- matmul, dot, outer ------------------------------------------------------------------
@@ -223,11 +253,20 @@ def _matmul_vjp_y(g, out, x, y):
     return _matmul_ct(matmul(mT(xx), g2), y, y2)
 
 
-def _matmul_shapes(draw: Any) -> list[tuple[int, ...]]:
+def _matmul_shapes(draw: Any, form: str | None = None) -> list[tuple[int, ...]]:
+    """In the long form a long contraction, in the vector form two vectors."""
     from hypothesis import strategies as st
 
+    if form == "long":
+        k = _side(draw, form)
+        return [(draw(st.integers(1, 3)), k), (k, draw(st.integers(1, 3)))]
+    if form == "vector":
+        k = draw(st.integers(2, 8))
+        return [(k,), (k,)]
     m, k, n = (draw(st.integers(1, 4)) for _ in range(3))
-    batch = small_batch(draw)
+    batch = small_batch(draw, form)
+    if form == "deep":
+        return [batch + (m, k), batch + (k, n)]
     kind = draw(st.sampled_from(["batched", "broadcast", "vector-right", "vector-left",
                                  "vectors", "empty"]))
     if kind == "broadcast":  # a batch of matrices times one matrix
@@ -300,10 +339,20 @@ def _dot_vjp(g, out, a, b):
     return unbroadcast(ga, a), unbroadcast(gb, b)
 
 
-def _dot_shapes(draw: Any) -> list[tuple[int, ...]]:
+def _dot_shapes(draw: Any, form: str | None = None) -> list[tuple[int, ...]]:
+    """In the long form a long contraction, in the vector form two vectors, in the deep
+    form a 4-d a."""
     from hypothesis import strategies as st
 
     m, k, n = (draw(st.integers(1, 3)) for _ in range(3))
+    if form == "long":
+        k = _side(draw, form)
+        return [(m, k), (k, n)]
+    if form == "vector":
+        k = draw(st.integers(2, 8))
+        return [(k,), (k,)]
+    if form == "deep":
+        return [(2, draw(st.integers(1, 2)), m, k), (k, n)]
     return draw(st.sampled_from([
         [(k,), (k,)], [(m, k), (k,)], [(m, k), (k, n)], [(k,), (k, n)],
         [(2, m, k), (n, k, 2)],  # N-d: a sum over a's last and b's second-to-last axis
@@ -337,9 +386,18 @@ def _outer_vjp(g, out, a, b):
             unbroadcast(shape.reshape(matmul(a1, g), shape_of(b)), b))
 
 
-def _outer_shapes(draw: Any) -> list[tuple[int, ...]]:
+def _outer_shapes(draw: Any, form: str | None = None) -> list[tuple[int, ...]]:
+    """In the long form a long vector beside a short one, in the vector form two vectors,
+    in the deep form a 4-d a (outer flattens its inputs)."""
     from hypothesis import strategies as st
 
+    from gradcheck.checker.sampling import formed_shape
+
+    if form is not None:
+        a, b = formed_shape(draw, form, 1, 4), (draw(st.integers(1, 3)),)
+        if form == "vector":
+            b = (draw(st.integers(2, 8)),)
+        return [a, b] if form != "long" or draw(st.booleans()) else [b, a[-1:]]
     dims = st.lists(st.sampled_from([1, 2, 3, 0]), max_size=2).map(tuple)  # shrinks to 1
     return [draw(dims), draw(dims)]
 
@@ -470,12 +528,21 @@ def _solve_jvp_a(t, out, a, b):
     return fit(uncolumn(dx) if vec else dx, out)
 
 
-def _rhs_shapes(draw: Any) -> list[tuple[int, ...]]:
-    """A square stack and a right-hand side: a vector, a stack, or broadcast either way."""
+def _rhs_shapes(draw: Any, form: str | None = None) -> list[tuple[int, ...]]:
+    """A square stack and a right-hand side: a vector, a stack, or broadcast either way; in
+    the long form one long matrix and columns, in the vector form one matrix and a vector,
+    in the deep form a batch of two dimensions."""
     from hypothesis import strategies as st
 
-    n, k = draw(st.integers(1, 4)), draw(st.sampled_from([1, 2, 3, 0]))  # k = 0: no columns
-    batch = small_batch(draw)
+    n = _side(draw, form, LONG_SQUARE)
+    k = draw(st.sampled_from([1, 2, 3, 0]))  # k = 0: no columns
+    batch = small_batch(draw, form)
+    if form == "long":
+        return [(n, n), (n, max(k, 1))]
+    if form == "vector":
+        return [(n, n), (n,)]
+    if form == "deep":
+        return [batch + (n, n), batch + (n, k)]
     kind = draw(st.sampled_from(["matrix", "vector", "a-broadcast", "b-broadcast"]))
     if kind == "vector":
         return [batch + (n, n), (n,)]

@@ -142,8 +142,8 @@ def _cholesky_grad_vjp_grad(h, out, factor, grad):
     return matmul(factor * _lower(factor), phi_z)
 
 
-def _pair_shapes(draw: Any) -> list[tuple[int, ...]]:
-    s = square_shapes(draw)[0]
+def _pair_shapes(draw: Any, form: str | None = None) -> list[tuple[int, ...]]:
+    s = square_shapes(draw, form)[0]
     return [s, s]
 
 

@@ -81,8 +81,13 @@ class ClassLabels(Domain):
         return "class labels"
 
 
-def _same_nonscalar(draw: Callable[..., Any]) -> list[tuple[int, ...]]:
-    shape = draw_shape(draw, 1, 3, min_side=0)
+def _same_nonscalar(draw: Callable[..., Any], form: str | None = None) -> list[tuple[int, ...]]:
+    """Two equal shapes of 1 to 3 dims, or of a stratum's ``form`` (see
+    gradcheck.checker.sampling.FORMS)."""
+    from gradcheck.checker.sampling import formed_shape
+
+    shape = draw_shape(draw, 1, 3, min_side=0) if form is None else \
+        formed_shape(draw, form, 1, 4)
     return [shape, shape]
 
 
@@ -182,7 +187,14 @@ def _sparse_reference(labels: Any, logits: Any) -> np.ndarray:
     return -picked[..., 0]
 
 
-def _sparse_shapes(draw: Callable[..., Any]) -> list[tuple[int, ...]]:
+def _sparse_shapes(draw: Callable[..., Any], form: str | None = None) -> list[tuple[int, ...]]:
+    """Labels and logits of one more (class) axis; a stratum's ``form`` (see
+    gradcheck.checker.sampling.FORMS) gives the logits many classes, one row, or 4 dims."""
+    if form is not None:
+        from gradcheck.checker.sampling import formed_shape
+
+        logits = formed_shape(draw, form, 1, 4)
+        return [logits[:-1], logits]
     batch = draw_shape(draw, 0, 2, min_side=0)
     return [batch, (*batch, pick(draw, [3, 1, 2, 4]))]
 

@@ -66,14 +66,22 @@ def _axis_choices(shapes: list[tuple[int, ...]]) -> list[Any]:
     return [-1, 0, None] + ([1, (0, -1)] if nd >= 2 else [])
 
 
-def _class_shapes(draw: Callable[..., Any]) -> list[tuple[int, ...]]:
-    """One non-scalar shape (softmax needs an axis)."""
-    return [draw_shape(draw, 1, 3, min_side=0)]
+def _class_shapes(draw: Callable[..., Any], form: str | None = None) -> list[tuple[int, ...]]:
+    """One non-scalar shape (softmax needs an axis); of a stratum's ``form`` if given."""
+    return [_nonscalar(draw, form)]
 
 
-def _same_two(draw: Callable[..., Any]) -> list[tuple[int, ...]]:
-    shape = draw_shape(draw, 1, 3, min_side=0)
+def _same_two(draw: Callable[..., Any], form: str | None = None) -> list[tuple[int, ...]]:
+    shape = _nonscalar(draw, form)
     return [shape, shape]
+
+
+def _nonscalar(draw: Callable[..., Any], form: str | None) -> tuple[int, ...]:
+    """1 to 3 dims, or a stratum's ``form`` (see gradcheck.checker.sampling.FORMS)."""
+    from gradcheck.checker.sampling import formed_shape
+
+    return draw_shape(draw, 1, 3, min_side=0) if form is None else \
+        formed_shape(draw, form, 1, 4)
 
 
 def _same_shape(op: str, dy: Any, y: Any) -> None:
@@ -331,9 +339,10 @@ def _normalization(name: str, default_axis: Any, doc: str) -> Op:
     )
 
 
-def _norm_shapes(draw: Callable[..., Any]) -> list[tuple[int, ...]]:
-    """x of 1 to 3 nonempty dims; gamma and beta shaped like its last axis, all of x, or (1,)."""
-    x = draw_shape(draw, 1, 3, min_side=1)
+def _norm_shapes(draw: Callable[..., Any], form: str | None = None) -> list[tuple[int, ...]]:
+    """x of 1 to 3 nonempty dims (or of a stratum's ``form``); gamma and beta shaped like its
+    last axis, all of x, or (1,)."""
+    x = draw_shape(draw, 1, 3, min_side=1) if form is None else _nonscalar(draw, form)
     return [x, pick(draw, [x[-1:], x, (1,)]), pick(draw, [x[-1:], (1,), x])]
 
 
@@ -370,8 +379,20 @@ def _embedding(table: Any, ids: Any) -> np.ndarray:
     return np.take(table, idx, axis=0)
 
 
-def _embedding_shapes(draw: Callable[..., Any]) -> list[tuple[int, ...]]:
-    return [draw_shape(draw, 1, 2, min_side=1), draw_shape(draw, 0, 2, max_side=3)]
+def _embedding_shapes(draw: Callable[..., Any], form: str | None = None) -> list[tuple[int, ...]]:
+    """A table of 1 or 2 dims and ids; a stratum's ``form`` (see
+    gradcheck.checker.sampling.FORMS) gives a table of many rows, a vector table and ids, or
+    a 4-d table."""
+    if form is None:
+        return [draw_shape(draw, 1, 2, min_side=1), draw_shape(draw, 0, 2, max_side=3)]
+    from gradcheck.checker.sampling import LONG, formed_shape
+
+    if form == "long":
+        return [(pick(draw, list(range(LONG[0], LONG[1] + 1))), pick(draw, [2, 3])),
+                draw_shape(draw, 1, 2, min_side=1, max_side=3)]
+    if form == "vector":
+        return [formed_shape(draw, form), formed_shape(draw, form)]
+    return [formed_shape(draw, form), draw_shape(draw, 0, 1, min_side=1, max_side=3)]
 
 
 embedding: Op = define_op(

@@ -65,13 +65,19 @@ def nonempty_axis_choices(shapes: list[tuple[int, ...]]) -> list[Any]:
             if all(shape[i] for i in reduction_axes(a, len(shape)))]
 
 
-def reducible_shapes(draw: Callable[..., Any]) -> list[tuple[int, ...]]:
+def reducible_shapes(draw: Callable[..., Any], form: str | None = None) -> list[tuple[int, ...]]:
     """A shape of 0 to 3 dims; with 2 or more dims, sometimes one of size zero.
 
-    With such shapes every rank has an axis that reduces no empty dimension.
+    With such shapes every rank has an axis that reduces no empty dimension.  A stratum's
+    ``form`` (see :data:`gradcheck.checker.sampling.FORMS`) gives a short axis beside a
+    long one, a plain vector, or 4 dims, none empty.
     """
     import hypothesis.strategies as st
 
+    if form is not None:
+        from gradcheck.checker.sampling import formed_shape
+
+        return [formed_shape(draw, form)]
     shape = draw(st.lists(st.integers(1, 4), min_size=0, max_size=3))
     if len(shape) >= 2 and draw(st.booleans()):
         shape[draw(st.integers(0, len(shape) - 1))] = 0

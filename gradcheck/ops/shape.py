@@ -32,10 +32,16 @@ NUMPY = ["reshape", "transpose", "moveaxis", "squeeze", "expand_dims", "broadcas
 
 # -- checker metadata helpers (Hypothesis is imported only when the checker draws) ---------
 def draw_shape(draw: Any, min_ndim: int = 0, max_ndim: int = 3, min_side: int = 0,
-               max_side: int = 4) -> tuple[int, ...]:
-    """A small shape; with ``min_side=0`` now and then one dimension is zero."""
+               max_side: int = 4, form: str | None = None) -> tuple[int, ...]:
+    """A small shape; with ``min_side=0`` now and then one dimension is zero.  A stratum's
+    ``form`` (see gradcheck.checker.sampling.FORMS) gives a shape of that form instead, of
+    ``min_ndim`` or more (up to 4) dimensions, none empty."""
     from hypothesis import strategies as st
 
+    if form is not None:
+        from gradcheck.checker.sampling import formed_shape
+
+        return formed_shape(draw, form, min_ndim, 4)
     ndim = draw(st.integers(min_ndim, max_ndim))
     dims = [draw(st.integers(max(min_side, 1), max_side)) for _ in range(ndim)]
     if min_side == 0 and ndim and draw(st.integers(0, 7)) == 0:
@@ -150,17 +156,19 @@ def _moveaxis_params(draw, shapes):
 moveaxis: Op = define_op(
     "moveaxis", lambda a, source, destination: np.moveaxis(a, source, destination),
     vjp=lambda g, out, a, source, destination: moveaxis(g, destination, source),
-    linear=True, family="shape", inputs=(REAL,), shapes=lambda draw: [draw_shape(draw, 1)],
+    linear=True, family="shape", inputs=(REAL,),
+    shapes=lambda draw, form=None: [draw_shape(draw, 1, form=form)],
     params=_moveaxis_params,
     # TensorFlow's only moveaxis is its numpy namespace's (a transpose)
     equivalents={"numpy": "moveaxis", "tensorflow": "experimental.numpy.moveaxis"},
 )
 
 
-def _with_ones(draw):
-    """A shape with some size-1 dimensions (what squeeze removes)."""
-    shape = list(draw_shape(draw))
-    for i in range(len(shape)):
+def _with_ones(draw, form=None):
+    """A shape with some size-1 dimensions (what squeeze removes); of a stratum's ``form``,
+    the vector's entries and the long axis (the last) kept."""
+    shape = list(draw_shape(draw, form=form))
+    for i in range(len(shape) - (form is not None)):
         if pick(draw, [False, True]):
             shape[i] = 1
     return [tuple(shape)]
@@ -243,9 +251,11 @@ def _concatenate_vjp(g, out, *arrays, axis=0):
     return tuple(cts)
 
 
-def _concatenate_shapes(draw):
-    base = list(draw_shape(draw, 1))
-    axis = pick(draw, list(range(len(base))))
+def _concatenate_shapes(draw, form=None):
+    """Three shapes that differ along one axis; of a stratum's ``form``, the long axis (the
+    last) kept in all three."""
+    base = list(draw_shape(draw, 1, form=form))
+    axis = pick(draw, list(range(max(1, len(base) - (form == "long")))))
     shapes = []
     for _ in range(3):
         base[axis] = pick(draw, [1, 2, 0, 3])
@@ -295,8 +305,8 @@ def _stack_vjp(g, out, *arrays, axis=0):
                  for i, a in enumerate(arrays))
 
 
-def _stack_shapes(draw):
-    return [draw_shape(draw)] * 3
+def _stack_shapes(draw, form=None):
+    return [draw_shape(draw, form=form)] * 3
 
 
 stack_op = define_op(
