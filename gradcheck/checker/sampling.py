@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from gradcheck.domains import REAL, Domain, Real
 from gradcheck.engine.op import Op
+from gradcheck.ops.forms import LONG, formed_shape
 
 __all__ = ["Example", "examples", "parse_signature", "SCALES", "FAMILIES", "Stratum",
            "avoid_kinks", "formed_shape"]
@@ -47,10 +48,6 @@ STRATUM_SCALES = tuple(scale for scale, _ in STRATA)
 #: (see :func:`takes_form`; :func:`formed_shape` draws one); one of the draw alone is
 #: called with the draw alone, as before.
 FORMS = {0: "long", 2: "vector", 7: "deep"}
-#: Entries of a long axis: more than 4, where a rule right only on short axes (a kernel
-#: unrolled 4 wide, a band of 4 neighbours; of 6 at lengths 7 and 8) goes wrong, and few
-#: enough that full mode's Jacobian of the whole array stays small.
-LONG = (5, 8)
 
 
 @dataclass(frozen=True)
@@ -458,21 +455,6 @@ def takes_form(shapes_spec: Any) -> bool:
         return False
     return any(p.kind is p.VAR_KEYWORD or (p.name == "form" and p.kind is not p.POSITIONAL_ONLY)
                for p in params)
-
-
-def formed_shape(draw: Any, form: str, min_ndim: int = 0, max_ndim: int = 4) -> tuple[int, ...]:
-    """A shape of ``form`` (see :data:`FORMS`) for a shapes callable of an op's own, of
-    ``min_ndim`` to ``max_ndim`` dimensions: ``"long"``, two (or the nearest allowed) of 2 or
-    3 entries with the last of :data:`LONG`; ``"vector"``, one of 2 to ``LONG[1]`` (two of
-    2 or 3 where 1-d is not allowed); ``"deep"``, four (or the most allowed) of 2 or 3."""
-    if form == "vector" and min_ndim <= 1 <= max_ndim:
-        return (draw(st.integers(2, LONG[1])),)
-    want = {"long": 2, "vector": 2, "deep": 4}[form]
-    ndim = min(max(want, min_ndim, 1), max_ndim)
-    dims = [draw(st.integers(2, 3)) for _ in range(ndim)]
-    if form == "long" and dims:
-        dims[-1] = draw(st.integers(*LONG))
-    return tuple(dims)
 
 
 def _fixed(shapes_spec: Any) -> bool:

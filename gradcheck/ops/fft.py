@@ -310,7 +310,7 @@ def _line(draw: Any, form: str | None = None) -> list[tuple[int, ...]]:
     vector, or 4-D."""
     from hypothesis import strategies as st
 
-    from gradcheck.checker.sampling import formed_shape
+    from gradcheck.ops.forms import formed_shape
 
     if form is not None:
         return [formed_shape(draw, form, 1, 4)]
@@ -323,7 +323,7 @@ def _plane(draw: Any, form: str | None = None) -> list[tuple[int, ...]]:
     plane, or 4-D."""
     from hypothesis import strategies as st
 
-    from gradcheck.checker.sampling import formed_shape
+    from gradcheck.ops.forms import formed_shape
 
     if form is not None:
         return [formed_shape(draw, form, 2, 4)]

@@ -482,7 +482,7 @@ def _einsum_shapes(draw, form=None):
 def _formed_einsum(draw, form):
     from hypothesis import strategies as st
 
-    from gradcheck.checker.sampling import LONG
+    from gradcheck.ops.forms import LONG
 
     if form == "vector":
         n = draw(st.integers(2, LONG[1]))

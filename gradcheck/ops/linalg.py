@@ -191,7 +191,7 @@ def _side(draw: Any, form: str | None, long: int | None = None) -> int:
     otherwise."""
     from hypothesis import strategies as st
 
-    from gradcheck.checker.sampling import LONG
+    from gradcheck.ops.forms import LONG
 
     if form == "long":
         return draw(st.integers(LONG[0], long or LONG[1]))
@@ -391,7 +391,7 @@ def _outer_shapes(draw: Any, form: str | None = None) -> list[tuple[int, ...]]:
     in the deep form a 4-d a (outer flattens its inputs)."""
     from hypothesis import strategies as st
 
-    from gradcheck.checker.sampling import formed_shape
+    from gradcheck.ops.forms import formed_shape
 
     if form is not None:
         a, b = formed_shape(draw, form, 1, 4), (draw(st.integers(1, 3)),)

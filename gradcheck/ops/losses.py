@@ -84,7 +84,7 @@ class ClassLabels(Domain):
 def _same_nonscalar(draw: Callable[..., Any], form: str | None = None) -> list[tuple[int, ...]]:
     """Two equal shapes of 1 to 3 dims, or of a stratum's ``form`` (see
     gradcheck.checker.sampling.FORMS)."""
-    from gradcheck.checker.sampling import formed_shape
+    from gradcheck.ops.forms import formed_shape
 
     shape = draw_shape(draw, 1, 3, min_side=0) if form is None else \
         formed_shape(draw, form, 1, 4)
@@ -191,7 +191,7 @@ def _sparse_shapes(draw: Callable[..., Any], form: str | None = None) -> list[tu
     """Labels and logits of one more (class) axis; a stratum's ``form`` (see
     gradcheck.checker.sampling.FORMS) gives the logits many classes, one row, or 4 dims."""
     if form is not None:
-        from gradcheck.checker.sampling import formed_shape
+        from gradcheck.ops.forms import formed_shape
 
         logits = formed_shape(draw, form, 1, 4)
         return [logits[:-1], logits]

@@ -78,7 +78,7 @@ def _same_two(draw: Callable[..., Any], form: str | None = None) -> list[tuple[i
 
 def _nonscalar(draw: Callable[..., Any], form: str | None) -> tuple[int, ...]:
     """1 to 3 dims, or a stratum's ``form`` (see gradcheck.checker.sampling.FORMS)."""
-    from gradcheck.checker.sampling import formed_shape
+    from gradcheck.ops.forms import formed_shape
 
     return draw_shape(draw, 1, 3, min_side=0) if form is None else \
         formed_shape(draw, form, 1, 4)
@@ -385,7 +385,7 @@ def _embedding_shapes(draw: Callable[..., Any], form: str | None = None) -> list
     a 4-d table."""
     if form is None:
         return [draw_shape(draw, 1, 2, min_side=1), draw_shape(draw, 0, 2, max_side=3)]
-    from gradcheck.checker.sampling import LONG, formed_shape
+    from gradcheck.ops.forms import LONG, formed_shape
 
     if form == "long":
         return [(pick(draw, list(range(LONG[0], LONG[1] + 1))), pick(draw, [2, 3])),

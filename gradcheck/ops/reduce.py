@@ -75,7 +75,7 @@ def reducible_shapes(draw: Callable[..., Any], form: str | None = None) -> list[
     import hypothesis.strategies as st
 
     if form is not None:
-        from gradcheck.checker.sampling import formed_shape
+        from gradcheck.ops.forms import formed_shape
 
         return [formed_shape(draw, form)]
     shape = draw(st.lists(st.integers(1, 4), min_size=0, max_size=3))

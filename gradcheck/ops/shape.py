@@ -39,7 +39,7 @@ def draw_shape(draw: Any, min_ndim: int = 0, max_ndim: int = 3, min_side: int = 
     from hypothesis import strategies as st
 
     if form is not None:
-        from gradcheck.checker.sampling import formed_shape
+        from gradcheck.ops.forms import formed_shape
 
         return formed_shape(draw, form, min_ndim, 4)
     ndim = draw(st.integers(min_ndim, max_ndim))
