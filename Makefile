@@ -52,6 +52,7 @@ bench: install  ## speed figures side by side with numpy, autograd, TensorFlow (
 	$(BIN)/python bench/engine_overhead.py
 	$(BIN)/python bench/check_cost.py
 	$(BIN)/python bench/scaling.py
+	$(BIN)/python bench/blas_threads.py --busy 1
 
 sizes:  ## lines per module (modules stay small)
 	@find gradcheck -name '*.py' | xargs wc -l | sort -n | tail -15

@@ -48,6 +48,7 @@ from gradcheck.checker.sampling import Stratum, choice_key, param_choices
 from gradcheck.checker.session import Options
 from gradcheck.checker.specs import complex_inputs
 from gradcheck.checker.targets import OpTarget, Target, as_target
+from gradcheck.checker.threads import largest_input, one_blas_thread
 from gradcheck.checker.timeout import CheckTimeout, time_limit
 from gradcheck.checker.tolerances import Overrides, overridden
 from gradcheck.engine import Registry
@@ -194,15 +195,15 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
                     dtypes=[d for d in wanted if d not in refused],
                     tolerance_reason=t.tolerance.reason if t.tolerance is not None else "",
                     tolerance_overrides=overrides.given)
-    start = time.monotonic()
+    start, largest = time.monotonic(), largest_input(inputs)
     try:
-        with time_limit(timeout), overridden(overrides):
+        with time_limit(timeout), overridden(overrides), one_blas_thread(largest):
             plotted = _run(report, t, options, count)
         if plotted is not None:  # what is left of the time limit is the plot's
             left = None if timeout is None else max(timeout - (time.monotonic() - start), 1e-3)
             example, active = plotted
-            report.defer_convergence(
-                lambda: _convergence(t, example, active, report.stats, overrides, left))
+            report.defer_convergence(lambda: _convergence(
+                t, example, active, report.stats, overrides, left, largest))
     except CheckTimeout as e:
         _fail(report, f"{t.name}: check {e} (per-op timeout)", None, {"timed_out": True})
     except Exception as e:  # noqa: BLE001 - e.g. the op's metadata cannot draw examples
@@ -291,12 +292,13 @@ def _noted(cells: list[Cell], t: Target, references: list[Reference]) -> list[Ce
 
 
 def _convergence(t: Target, example: Any, options: Options, stats: dict[str, Any],
-                 overrides: Overrides, seconds: float | None) -> dict[str, Any]:
+                 overrides: Overrides, seconds: float | None, largest: int) -> dict[str, Any]:
     """The report's convergence data, computed when it is first read (it takes no part in a
     verdict, and a check in a test never shows it): under the check's own tolerance
-    overrides, in what was left of its time limit.  Its evaluations join the check's."""
+    overrides and BLAS threads, in what was left of its time limit.  Its evaluations join
+    the check's."""
     try:
-        with time_limit(seconds), overridden(overrides):
+        with time_limit(seconds), overridden(overrides), one_blas_thread(largest):
             data, spent = measured_convergence(t, example, options)
     except (Exception, CheckTimeout) as e:  # noqa: BLE001 - a plot never takes a verdict
         stats["convergence_error"] = f"{type(e).__name__}: {e}"

@@ -19,6 +19,7 @@ from typing import Any
 from gradcheck.checker.api import check
 from gradcheck.checker.dotted import load_function
 from gradcheck.checker.report import Finding, Report
+from gradcheck.checker.threads import ONE_THREAD
 from gradcheck.checker.timeout import Terminated, interrupted
 from gradcheck.engine import Registry, default_registry
 
@@ -28,9 +29,6 @@ __all__ = ["Unit", "error_report", "check_unit", "registry_spec", "load_registry
 #: ``(op name, check options)``; the options hold the unit's ``seed``.
 Unit = tuple[str, dict[str, Any]]
 
-#: Worker processes run side by side: a multithreaded BLAS in each would oversubscribe the
-#: cores (and is slower than one thread on the small matrices checks use anyway).
-ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def error_report(name: str, message: str, tb: str | None = None,

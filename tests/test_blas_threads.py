@@ -1,0 +1,93 @@
+"""A check in the caller's own process runs with one BLAS thread (as the sweep's workers do),
+unless the user chose a count or gives a large input, and gives the count back after."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from gradcheck.checker.threads import LARGE, ONE_THREAD, largest_input
+
+# Run in a fresh interpreter: this one loaded BLAS with whatever the test runner set.
+PROBE = """
+import json, sys
+import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
+import gradcheck
+import gradcheck.numpy as gnp
+
+def blas():
+    return sorted({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+
+seen = []
+def f(x):
+    seen.append(blas())
+    return gnp.tanh(x)
+
+size = int(sys.argv[1])
+with threadpool_limits(limits=2, user_api="blas"):
+    before = blas()
+    report = gradcheck.check(f, inputs=[np.linspace(-1.0, 1.0, size)], examples=1)
+    during = sorted({n for s in seen for n in s})
+    after = blas()
+    seen.clear()
+    report.convergence  # computed when first read: under the same rule
+    plot = sorted({n for s in seen for n in s})
+print(json.dumps({"before": before, "during": during, "after": after, "plot": plot,
+                  "passed": report.passed}))
+"""
+
+
+def _probe(size: int, **env: str) -> dict[str, list[int]]:
+    clean = {k: v for k, v in os.environ.items() if k not in ONE_THREAD}
+    out = subprocess.run([sys.executable, "-c", PROBE, str(size)], capture_output=True,
+                         text=True, env={**clean, **env}, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen: dict[str, list[int]] = json.loads(out.stdout.strip().splitlines()[-1])
+    # the premise: the caller's BLAS runs two threads when the check starts
+    assert seen["before"] == [2], seen
+    return seen
+
+
+def test_a_small_check_runs_with_one_blas_thread_and_gives_the_count_back() -> None:
+    seen = _probe(5)
+    assert seen["passed"]
+    assert seen["during"] == [1] and seen["plot"] == [1]
+    assert seen["after"] == [2]
+
+
+def test_a_count_the_user_set_is_kept() -> None:
+    seen = _probe(5, OPENBLAS_NUM_THREADS="2")
+    assert seen["during"] == [2] and seen["after"] == [2]
+
+
+def test_a_large_given_input_keeps_the_threads() -> None:
+    seen = _probe(LARGE)
+    assert seen["passed"]
+    assert seen["during"] == [2]
+
+
+def test_without_threadpoolctl_a_check_still_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gradcheck
+    import gradcheck.numpy as gnp
+
+    for name in ONE_THREAD:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # import raises ImportError
+    report = gradcheck.check(lambda x: gnp.sin(x), inputs=[np.ones(3)], examples=1)
+    assert report.passed
+
+
+@pytest.mark.parametrize("inputs, size", [
+    (None, 0),
+    ([np.ones((3, 4)), 2.0, "positive"], 12),
+    (np.ones((2, 300)), 600),
+    ({"x": np.ones(7)}, 7),
+])
+def test_largest_input_counts_the_elements_of_given_arrays(inputs: object, size: int) -> None:
+    assert largest_input(inputs) == size
