@@ -91,3 +91,21 @@ def test_without_threadpoolctl_a_check_still_runs(monkeypatch: pytest.MonkeyPatc
 ])
 def test_largest_input_counts_the_elements_of_given_arrays(inputs: object, size: int) -> None:
     assert largest_input(inputs) == size
+
+
+def test_a_thread_limiter_that_fails_does_not_fail_the_check(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    import gradcheck
+    import gradcheck.numpy as gnp
+
+    def broken(**kwargs: object) -> None:
+        raise RuntimeError("cannot read the loaded libraries")
+
+    for name in ONE_THREAD:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setitem(sys.modules, "threadpoolctl",
+                        types.SimpleNamespace(threadpool_limits=broken))
+    report = gradcheck.check(lambda x: gnp.sin(x), inputs=[np.ones(3)], examples=1)
+    assert report.passed, [f.message for f in report.findings]
