@@ -356,12 +356,16 @@ def _regions(x: np.ndarray, points: Any, scale: float, which: int) -> np.ndarray
 DECADES = 6
 
 
-def _decades(x: np.ndarray, scale: float, points: Any) -> np.ndarray:
+def _decades(x: np.ndarray, scale: float, points: Any, shift: int = 0) -> np.ndarray:
     """A small magnitude's array with entries at ``scale·10^-(k+1/2)``, k < :data:`DECADES`,
     of alternating signs, each beside a kink point in turn: rules often switch to a series
     below a threshold (``|x| < 1e-4``), and a draw around ``scale`` rarely lands below one.
     They follow the regions' entries; without kinks, the first entry (``-1.1·scale``) only, so
-    that an array of two entries has both signs and one of three reaches a decade down."""
+    that an array of two entries has both signs and one of three reaches a decade down.
+    Input number ``shift`` starts ``shift`` decades further down (cyclically): the inputs of
+    an op never share a decade at the same position, so a multi-input op is not put at a
+    common singular point by construction (hypot at x = y = 3e-6, its cone's apex), and
+    each still reaches every decade when it has the room."""
     pts = sorted(float(p) for p in points)
     start = 1 if pts == [0.0] else len(pts) + 1
     out = np.array(x, copy=True)
@@ -369,8 +373,9 @@ def _decades(x: np.ndarray, scale: float, points: Any) -> np.ndarray:
     n = min(DECADES, max(0, flat.size - start))
     if not n:
         return out
-    k = np.arange(n)
-    offsets = scale * 10.0 ** -(k + 0.5) * np.where(k % 2, -1.0, 1.0)
+    j = np.arange(n)
+    k = (j + shift) % DECADES
+    offsets = scale * 10.0 ** -(k + 0.5) * np.where(j % 2, -1.0, 1.0)
     flat[start:start + n] = np.asarray(pts)[k % len(pts)] + offsets
     return out
 
@@ -503,7 +508,7 @@ def _example(draw: Any, op: Op, domains: tuple[Domain, ...], shapes_spec: Any,
             regions = points if isinstance(points, (tuple, list)) and points else (0.0,)
             x = _regions(x, regions, scale, stratum.region).astype(np_dtype)
             if scale < 1:  # below its magnitude too, a decade at a time
-                x = _decades(x, scale, regions).astype(np_dtype)
+                x = _decades(x, scale, regions, shift=i).astype(np_dtype)
         if stratum is not None and np.iscomplexobj(x) and dom.signature == "(...)":
             # every phase sector, off the branch cut a domain keeps away from
             x = _phases(x, float(getattr(dom, "margin", 0.0)), stratum.phase)
