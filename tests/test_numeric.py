@@ -399,13 +399,17 @@ def test_float32_tangent_exactly_representable_is_accepted():
 
 
 def test_tableau_stops_once_rounding_noise_is_all_that_is_left():
-    """A smooth function's error reaches its rounding noise within NOISE_ROWS rows: the tableau
-    stops there; one with features at the step's scale needs every row.  Both bound their
-    actual error."""
+    """A linear map's error (a reshape's, a sum's) is its rounding noise after NOISE_ROWS
+    rows: the tableau stops there; a smooth function's within a row more; one with features
+    at the step's scale needs every row.  All bound their actual error."""
     x = np.array([0.2, 0.9, 1.4])
-    counted = count_evaluations(np.sin)
+    counted = count_evaluations(lambda y: np.cumsum(3 * y[::-1]) - 2)
     r = directional_derivative(counted, [x], 0, np.ones(3))
     assert counted.calls == 1 + 2 * NOISE_ROWS
+    assert np.all(np.abs(r.value - [3.0, 6.0, 9.0]) <= r.error)
+    counted = count_evaluations(np.sin)
+    r = directional_derivative(counted, [x], 0, np.ones(3))
+    assert counted.calls == 1 + 2 * (NOISE_ROWS + 1)
     assert np.all(np.abs(r.value - np.cos(x)) <= r.error)
     x = np.array([0.3])
     counted = count_evaluations(lambda y: np.sin(1000 * y))

@@ -32,10 +32,13 @@ ULPS = 4.0  # assumed evaluation error of f, in units of eps * |f|
 # f values, so their spread is biased low (most visibly when f cancels internally).
 SPREAD_SAFETY = 2.0
 # Rows after which a tableau stops once every element's best error is its rounding noise
-# (the noise grows as the step shrinks, so later rows could at best match it): on the
-# registry this halves the probes of most tableaux and widens no error estimate by more
-# than 1.43x (99% of tableaux: by none).
-NOISE_ROWS = 3
+# (the noise grows as the step shrinks, so later rows could at best match it).  Two rows
+# settle a linear map's (a reshape's, a sum's: its differences are exact), a smooth
+# function's take three.  Measured over the registry (fast mode, 2 seeds), against three
+# rows: 8% fewer evaluations; of the 6 998 tableaux it shortens, 95% keep their error
+# estimate, 43 widen it by more than 1.43x, 2 by more than 3x (3.3x at most); no verdict
+# and no cell's status changed.  (Three rows against six halved most tableaux' probes.)
+NOISE_ROWS = 2
 KINK_SAFETY = 4.0  # one-sided estimates must differ by this many error estimates to be a kink
 
 
