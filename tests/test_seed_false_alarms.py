@@ -1,7 +1,8 @@
 """Two false failures of correct ops at a seed: hypot, whose inputs shared the small strata's
 decades at the same positions (both inputs at the cone's apex), and linalg.expm, whose
 forward is accurate norm-wise only (its finite differences are off beyond the numeric
-reference's estimate on small entries, a tolerance the op now declares with the reason)."""
+reference's entrywise rounding estimate on small entries: it declares accuracy="normwise",
+and no tolerance factor)."""
 
 import numpy as np
 import pytest

@@ -118,11 +118,15 @@ EPS64 = float(np.finfo(np.float64).eps)
 
 class Linearization:
     """``phi`` (a numpy function of a list of float64 arrays, returning a list of arrays) at
-    ``point``: what the numeric reference differentiates.  Results are cached."""
+    ``point``: what the numeric reference differentiates.  ``accuracy`` says what phi's
+    evaluation error is relative to (see :data:`numeric.ACCURACIES`).  Results are cached."""
 
     def __init__(self, name: str, phi: Callable[..., Arrays], point: Sequence[np.ndarray],
-                 out_shapes: Sequence[tuple[int, ...]]) -> None:
-        self.name = name
+                 out_shapes: Sequence[tuple[int, ...]], accuracy: str = "entrywise") -> None:
+        if accuracy not in numeric.ACCURACIES:
+            raise ValueError(f"Linearization {name}: accuracy must be one of "
+                             f"{', '.join(numeric.ACCURACIES)}, got {accuracy!r}")
+        self.name, self.accuracy = name, accuracy
         self.point = [np.asarray(p, dtype=np.float64) for p in point]
         self.out_shapes = [tuple(s) for s in out_shapes]
         self.in_shapes = [p.shape for p in self.point]
@@ -184,7 +188,8 @@ class Linearization:
         if self.empty:
             n = sum(int(np.prod(s, dtype=np.int64)) for s in self.out_shapes)
             return np.zeros(n), np.zeros(n)
-        d = numeric.directional_derivative(self.calls, self.point, self.argnums, dirs)
+        d = numeric.directional_derivative(self.calls, self.point, self.argnums, dirs,
+                                           accuracy=self.accuracy)
         value, error = np.ravel(d.value).astype(np.float64), np.ravel(d.error)
         if not (np.all(np.isfinite(value)) and np.all(np.isfinite(error))):
             # the function is not finite near the point: no numeric reference here
@@ -212,7 +217,8 @@ class Linearization:
             if self.empty:
                 self._jacobian = np.zeros((n_out, n_in)), np.zeros((n_out, n_in))
             else:
-                jac = numeric.numeric_jacobian_with_error(self.calls, self.point, self.argnums)
+                jac = numeric.numeric_jacobian_with_error(self.calls, self.point, self.argnums,
+                                                          accuracy=self.accuracy)
                 extra = self._coarse(numeric.default_step(np.float64))[:, None]
                 own = np.hstack([e.reshape(n_out, -1) for e in jac.errors])
                 self._jacobian_own = _beyond(own, extra)
@@ -229,7 +235,8 @@ class Linearization:
     def _coarse(self, step: float) -> np.ndarray:
         """Rounding noise of outputs coarser than float64 (``astype(x, float32)``), which the
         numeric error estimate, working in the inputs' float64, does not see: 4 ulps of each
-        output over the smallest step of the tableau."""
+        output (of its array's largest entry for a normwise phi) over the smallest step of
+        the tableau."""
         if self._f0 is None:
             self._f0 = [np.asarray(o) for o in self.calls.f(*self.point)]
         inner = self.rounds_inputs_to() if self.rounds_inputs_to is not None else None
@@ -238,10 +245,15 @@ class Linearization:
         if within <= EPS64 and \
                 all(o.dtype.kind != "f" or o.dtype.itemsize >= 8 for o in self._f0):
             return np.zeros(sum(o.size for o in self._f0))
-        noise = [4 * max(float(np.finfo(o.dtype).eps), within) *
-                 np.abs(o.astype(np.float64)).ravel()
+        noise = [4 * max(float(np.finfo(o.dtype).eps), within) * self._size(o)
                  if o.dtype.kind == "f" else np.zeros(o.size) for o in self._f0]
         return np.concatenate(noise) * numeric.SHRINK ** 5 / step
+
+    def _size(self, output: np.ndarray) -> np.ndarray:
+        """``|output|`` ravelled, or its largest entry everywhere for a normwise phi."""
+        size = np.abs(output.astype(np.float64)).ravel()
+        return size if self.accuracy == "entrywise" else \
+            np.full(size.size, np.max(size, initial=0.0))
 
     def is_kink(self, dirs: Sequence[np.ndarray]) -> bool:
         """Left and right derivatives along ``dirs`` disagree, or ``phi`` jumps along them
@@ -250,8 +262,9 @@ class Linearization:
         if self.empty:
             return False
         dirs = [np.asarray(u, np.float64) for u in dirs]
-        return numeric.is_kink(self.calls, self.point, self.argnums, dirs) or \
-            numeric.is_jump(self.calls, self.point, self.argnums, dirs)
+        return numeric.is_kink(self.calls, self.point, self.argnums, dirs,
+                               accuracy=self.accuracy) or \
+            numeric.is_jump(self.calls, self.point, self.argnums, dirs, accuracy=self.accuracy)
 
     def refine(self, dirs: Sequence[np.ndarray], current: np.ndarray | None = None) -> bool:
         """Replace the cached derivative along ``dirs`` by one from smaller steps (see
@@ -261,7 +274,8 @@ class Linearization:
         dirs = [np.asarray(u, np.float64) for u in dirs]
         if self.empty:
             return False
-        found = numeric.refined_derivative(self.calls, self.point, self.argnums, dirs)
+        found = numeric.refined_derivative(self.calls, self.point, self.argnums, dirs,
+                                           accuracy=self.accuracy)
         if current is None:
             current = self.own_error(dirs)
         if found is None or np.max(found.error, initial=0.0) >= np.max(current, initial=0.0):

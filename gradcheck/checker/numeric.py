@@ -22,12 +22,16 @@ __all__ = [
     "count_evaluations", "default_step", "directional_derivative", "one_sided_derivatives",
     "is_kink", "is_jump", "refined_derivative", "numeric_jacobian", "numeric_jacobian_with_error",
     "convergence", "convergences",
-    "fitted_slope",
+    "fitted_slope", "ACCURACIES",
 ]
 
 SHRINK = 1.4  # step ratio between tableau rows (Ridders' classic choice)
 SAFE = 2.0  # a diagonal entry that moved by more than SAFE * best error ends the tableau
-ULPS = 4.0  # assumed evaluation error of f, in units of eps * |f|
+ULPS = 4.0  # assumed evaluation error of f, in units of eps * |f| (see ACCURACIES)
+#: What f's evaluation error is relative to: each output entry's own size ("entrywise", the
+#: default), or its output array's largest entry ("normwise": scipy's expm, accurate to a
+#: few ulps of its largest entry, puts that much on its smallest entries too).
+ACCURACIES = ("entrywise", "normwise")
 # The winning entry is the one whose neighbours happened to agree best, and neighbours share
 # f values, so their spread is biased low (most visibly when f cancels internally).
 SPREAD_SAFETY = 2.0
@@ -113,8 +117,13 @@ class _Problem:
     ``who`` (the public function) prefixes every error message."""
 
     def __init__(self, who: str, f: Callable[..., Any], args: Sequence[Any],
-                 argnums: int | Sequence[int], tangents: Any) -> None:
+                 argnums: int | Sequence[int], tangents: Any,
+                 accuracy: str = "entrywise") -> None:
         self.who, self.f, self.args = who, f, list(args)
+        if accuracy not in ACCURACIES:
+            raise ValueError(f"{who}: accuracy must be one of {', '.join(ACCURACIES)}, "
+                             f"got {accuracy!r}")
+        self.normwise = accuracy == "normwise"
         try:
             self.argnums = _check_argnums(argnums, len(self.args))
             for i in self.argnums:
@@ -133,6 +142,7 @@ class _Problem:
             raise type(e)(f"{who}: {e}") from None
         self.dtype = np.result_type(*(self.args[i] for i in self.argnums))
         self.calls, self.out_shape = 0, ()
+        self.sizes: tuple[int, ...] = ()  # each output array's size (set by every call)
         self._tangents_known()
         self.f0 = self._call(self.args, "the sample point")
         self.eps = float(np.finfo(np.result_type(self.dtype, self.f0.real.dtype)).eps)
@@ -192,6 +202,17 @@ class _Problem:
         return self._call(args, f"the probe point x + h*u with h={h:.3g}", OutsideDomain), \
             h_eff, off
 
+    def magnitude(self, out: np.ndarray) -> np.ndarray:
+        """What f's rounding at ``out`` (ravelled outputs) is relative to, entry by entry:
+        ``|out|``, or for a normwise f each output array's largest ``|out|`` (the whole of
+        ``out`` when it is not shaped like f's outputs)."""
+        size = np.abs(out)
+        if not self.normwise or not size.size:
+            return size
+        sizes = self.sizes if sum(self.sizes) == size.size else (size.size,)
+        tops = [np.max(part, initial=0) for part in np.split(size, np.cumsum(sizes)[:-1])]
+        return np.repeat(np.array(tops, dtype=size.dtype), sizes)
+
     def _call(self, args: list[Any], where: str,
               error: type[NonFiniteError] = NonFiniteError) -> np.ndarray:
         self.calls += 1
@@ -199,6 +220,7 @@ class _Problem:
             out = self.f(*args)
         parts = [np.asarray(p) for p in (out if isinstance(out, (tuple, list)) else (out,))]
         self.out_shape = parts[0].shape if len(parts) == 1 else (sum(p.size for p in parts),)
+        self.sizes = tuple(p.size for p in parts)
         flat = np.concatenate([p.ravel() for p in parts]) if parts else np.zeros(0)
         flat = flat if flat.dtype.kind in "fc" else flat.astype(np.float64)
         if not np.isfinite(flat).all():
@@ -257,9 +279,10 @@ def _quotient(p: _Problem, h: float, hi: np.ndarray, lo: np.ndarray, width: floa
         d /= width
         jac = float(np.maximum.reduce(np.abs(d), axis=None, initial=0)) / p.umax \
             if p.umax else 0.0
-        # ULPS * (eps * (|hi| + |lo|) + off * jac) / |width|, in one buffer
-        noise = np.abs(hi)
-        noise += np.abs(lo)
+        # ULPS * (eps * (|hi| + |lo|) + off * jac) / |width|, in one buffer (|f| is the
+        # largest entry's for a normwise f, see ACCURACIES)
+        noise = p.magnitude(hi)
+        noise += p.magnitude(lo)
         noise *= p.eps
         noise += off * jac
         noise *= ULPS
@@ -396,14 +419,16 @@ def _initial_step(p: _Problem, step: float | None, richardson: bool, max_iter: i
 def directional_derivative(f: Callable[..., Any], args: Sequence[Any],
                            argnums: int | Sequence[int], tangents: Any, *,
                            step: float | None = None, richardson: bool = True,
-                           max_iter: int = 6) -> NumericDerivative:
+                           max_iter: int = 6, accuracy: str = "entrywise") -> NumericDerivative:
     """Numeric JVP: d/dh f(x + h*u) at h = 0, where u is ``tangents`` (one per argnum).
 
     With ``richardson``, central differences at ``step / 1.4**i`` (i < max_iter) feed Ridders'
     tableau; without, one central difference at ``step / 1.4`` whose error is estimated from
     the difference at ``step``.  The default step is :func:`default_step` times the input scale
-    (see ``_Problem.scale``).  Tuple outputs are ravelled and concatenated."""
-    p = _Problem("directional_derivative", f, args, argnums, tangents)
+    (see ``_Problem.scale``).  Tuple outputs are ravelled and concatenated.  ``accuracy``: what
+    f's evaluation error is relative to, which the error estimate's rounding noise follows
+    (see :data:`ACCURACIES`)."""
+    p = _Problem("directional_derivative", f, args, argnums, tangents, accuracy)
     h0 = _initial_step(p, step, richardson, max_iter)
     return _tableau(p, h0, 0, max_iter if richardson else 2, richardson)
 
@@ -411,11 +436,12 @@ def directional_derivative(f: Callable[..., Any], args: Sequence[Any],
 def one_sided_derivatives(f: Callable[..., Any], args: Sequence[Any],
                           argnums: int | Sequence[int], tangents: Any, *,
                           step: float | None = None, max_iter: int = 6,
+                          accuracy: str = "entrywise",
                           ) -> tuple[NumericDerivative, NumericDerivative]:
     """Forward (h > 0) and backward (h < 0) derivatives along u, each Richardson-extrapolated.
 
     The sample evaluation is shared and counted in the forward result's ``evaluations``."""
-    p = _Problem("one_sided_derivatives", f, args, argnums, tangents)
+    p = _Problem("one_sided_derivatives", f, args, argnums, tangents, accuracy)
     h0 = _initial_step(p, step, True, max_iter)
     forward = _tableau(p, h0, +1, max_iter, True)
     return forward, _tableau(p, h0, -1, max_iter, True, counted_from=p.calls)
@@ -428,7 +454,7 @@ REFINE_SHRINKS = 4
 def refined_derivative(f: Callable[..., Any], args: Sequence[Any],
                        argnums: int | Sequence[int], tangents: Any, *,
                        step: float | None = None, max_iter: int = 6,
-                       ) -> NumericDerivative | None:
+                       accuracy: str = "entrywise") -> NumericDerivative | None:
     """The directional derivative from steps 10, 100, ... times smaller than the default,
     for a sample a step away from a kink (relu at x = 1e-5, clamp near its bound): the
     default steps cross it, and the tableau's error estimate is then of the order of the
@@ -437,7 +463,7 @@ def refined_derivative(f: Callable[..., Any], args: Sequence[Any],
     widened to their disagreement).  None when none do (the sample is on the kink, or f is
     rough at every scale tried): the caller then tests for a kink."""
     try:
-        p = _Problem("refined_derivative", f, args, argnums, tangents)
+        p = _Problem("refined_derivative", f, args, argnums, tangents, accuracy)
         h0 = _initial_step(p, step, True, max_iter)
         previous = None
         for shrink in range(1, REFINE_SHRINKS + 1):
@@ -455,13 +481,14 @@ def refined_derivative(f: Callable[..., Any], args: Sequence[Any],
 
 def is_kink(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[int],
             tangents: Any, *, rtol: float | None = None, atol: float | None = None,
-            step: float | None = None) -> bool:
+            step: float | None = None, accuracy: str = "entrywise") -> bool:
     """True when the forward and backward derivatives along u clearly disagree: the sample sits
     on (or within a step of) a point of non-differentiability such as relu or abs at 0.
 
     Disagreement means more than KINK_SAFETY times their summed error estimates plus
     ``atol + rtol * max(|forward|, |backward|)``; both default to eps**(1/3) of the dtype."""
-    forward, backward = one_sided_derivatives(f, args, argnums, tangents, step=step)
+    forward, backward = one_sided_derivatives(f, args, argnums, tangents, step=step,
+                                              accuracy=accuracy)
     dtype = np.result_type(forward.value, backward.value)
     tol = float(np.finfo(dtype).eps) ** (1 / 3)
     rtol, atol = (tol if rtol is None else rtol), (tol if atol is None else atol)
@@ -476,20 +503,20 @@ JUMP_RATIO = 100.0
 
 
 def is_jump(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[int],
-            tangents: Any, *, step: float | None = None) -> bool:
+            tangents: Any, *, step: float | None = None, accuracy: str = "entrywise") -> bool:
     """True when f jumps along u at (or within a small step of) the sample: the central
     difference ``f(x + h u) - f(x - h u)`` does not shrink with h.  A differentiable f's
     shrinks in proportion (JUMP_RATIO times between the two steps compared); a step
     function's stays the size of the jump.  The numeric reference of a second-order path
     differentiates a gradient, which jumps where f has a kink (relu's gradient at 0)."""
     try:
-        p = _Problem("is_jump", f, args, argnums, tangents)
+        p = _Problem("is_jump", f, args, argnums, tangents, accuracy)
         h = _initial_step(p, step, True, 6) / 10.0
         wide = np.abs(p.at(h)[0] - p.at(-h)[0])
         narrow = np.abs(p.at(h / JUMP_RATIO)[0] - p.at(-h / JUMP_RATIO)[0])
     except NonFiniteError:
         return False
-    rounding = 2 * ULPS * p.eps * np.abs(p.f0)
+    rounding = 2 * ULPS * p.eps * p.magnitude(p.f0)
     # shrank by less than a tenth of the ratio, and is far above rounding
     return bool(np.any((narrow > 10 * wide / JUMP_RATIO) & (narrow > 1e3 * rounding + p.eps *
                                                           np.max(np.abs(p.f0), initial=0.0))))
@@ -497,10 +524,11 @@ def is_jump(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[
 
 def numeric_jacobian_with_error(f: Callable[..., Any], args: Sequence[Any],
                                 argnums: int | Sequence[int], *, step: float | None = None,
-                                max_iter: int = 6) -> NumericJacobian:
+                                max_iter: int = 6, accuracy: str = "entrywise",
+                                ) -> NumericJacobian:
     """Full Jacobian per argnum, one Ridders column per input element (basis tangent), with
     the elementwise error estimates; f is evaluated once at the sample for all columns."""
-    p = _Problem("numeric_jacobian", f, args, argnums, None)
+    p = _Problem("numeric_jacobian", f, args, argnums, None, accuracy)
     jacobians, errors, calls, ok = [], [], p.calls, True
     for k, i in enumerate(p.argnums):
         x = p.args[i]
@@ -518,9 +546,10 @@ def numeric_jacobian_with_error(f: Callable[..., Any], args: Sequence[Any],
 
 
 def numeric_jacobian(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[int],
-                     *, step: float | None = None) -> list[np.ndarray]:
+                     *, step: float | None = None, accuracy: str = "entrywise",
+                     ) -> list[np.ndarray]:
     """Full Jacobian per argnum, shape ``out.shape + arg.shape`` (see the ``_with_error`` form)."""
-    return numeric_jacobian_with_error(f, args, argnums, step=step).jacobians
+    return numeric_jacobian_with_error(f, args, argnums, step=step, accuracy=accuracy).jacobians
 
 
 def convergence(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[int],

@@ -220,16 +220,18 @@ class Session(Guarded):
         """``f``, ``G(x, v) = J^T v`` or ``K(x, u) = J u`` in float64, at this example."""
         if name not in self._lins:
             ref, nx = self.reference_problem, len(self.x)
+            # the rules of a normwise-accurate function are computed as it is: G and K too
+            accuracy = self.target.accuracy
             if name == "f":
                 lin = Linearization("f", lambda a: ref.forward(a), self.x64,
-                                    [o.shape for o in self.outs])
+                                    [o.shape for o in self.outs], accuracy)
             # the numeric reference of a second-order path calls the first-order rule: what
             # goes wrong there (an in-place write, a crash) is that rule's outcome
             elif name == "G":
                 v = [a.astype(np.float64) for a in self.direction("v", "outputs")]
                 lin = Linearization("G", lambda a: self.evaluate(
                     "vjp", lambda: ref.vjp(a[:nx], a[nx:])), self.x64 + v,
-                    [a.shape for a in self.x])
+                    [a.shape for a in self.x], accuracy)
                 # the VJP casts its cotangent to the forward's output dtypes (known once
                 # the forward's own linearization has been evaluated)
                 lin.rounds_inputs_to = self._reference_output_dtypes
@@ -237,7 +239,7 @@ class Session(Guarded):
                 s = [a.astype(np.float64) for a in self.direction("s")]
                 lin = Linearization("K", lambda a: self.evaluate(
                     "jvp", lambda: ref.jvp(a[:nx], a[nx:])), self.x64 + s,
-                    [o.shape for o in self.outs])
+                    [o.shape for o in self.outs], accuracy)
             if self.directions.projects:  # full mode compares J on the tangent spaces
                 lin.project = self.directions.project
             self._lins[name] = lin

@@ -27,6 +27,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from gradcheck.checker.complex import complex_dtype, real_dtype
+from gradcheck.checker.numeric import ACCURACIES
 from gradcheck.checker.paths import PATHS, SECOND_ORDER, EngineProblem
 from gradcheck.checker.references import TARGET_KINDS, load, register_target_kind
 from gradcheck.checker.sampling import Example, Stratum, examples
@@ -87,6 +88,9 @@ class Target(abc.ABC):
     family: str = ""
     #: The op's declared wider tolerance, if any.
     tolerance: Tolerance | None = None
+    #: What the function's evaluation error is relative to, which the numeric reference's
+    #: rounding model follows: "entrywise" or "normwise" (see ``numeric.ACCURACIES``).
+    accuracy: str = "entrywise"
     #: Name of the gradient op the VJP calls (named in value-leak messages), if any.
     grad_op: str | None = None
     #: ((output, axis), ...): outputs whose vectors are defined up to sign.
@@ -252,6 +256,7 @@ class OpTarget(Target):
         self.op = op
         self.name, self.family = op.name, op.family
         self.tolerance = op.meta.get("tolerance")
+        self.accuracy = op.meta.get("accuracy", "entrywise")
         self.grad_op = op.meta.get("grad_op")
         #: Outputs defined up to the sign of each vector (see :mod:`gradcheck.checker.gauge`).
         self.gauge = tuple(op.meta.get("gauge") or ())
@@ -325,17 +330,24 @@ class FunctionTarget(Target):
     (each example draws new directions), otherwise values are drawn (``shapes`` is a
     signature as for ops; default: drawn inputs broadcast together, given arrays keep their
     shape).  ``params``, ``wrt`` and ``outputs`` as in :mod:`.specs`; by default every
-    floating input is differentiated.
+    floating input is differentiated.  ``accuracy="normwise"`` says that ``fn`` is accurate
+    to a few ulps of each output array's largest entry, not of each entry (see
+    ``numeric.ACCURACIES``).
     """
 
     def __init__(self, fn: Callable[..., Any], inputs: Sequence[Any], *, name: str | None = None,
                  shapes: Any = None, kinks: Any = (), params: Any = None, wrt: Any = None,
                  outputs: Any = None, first_order_only: str | None = None,
-                 tolerance: Tolerance | None = None, family: str = "function") -> None:
+                 tolerance: Tolerance | None = None, family: str = "function",
+                 accuracy: str = "entrywise") -> None:
         if not callable(fn):
             raise TypeError(f"gradcheck.check: target must be callable, got {type(fn).__name__}")
         self.fn, self.name, self.family = fn, name or _name(fn), family
         self.tolerance, self.first_order_only = tolerance, first_order_only
+        if accuracy not in ACCURACIES:
+            raise ValueError(f"gradcheck.check: function {self.name}, accuracy: must be one of "
+                             f"{', '.join(map(repr, ACCURACIES))}, got {accuracy!r}")
+        self.accuracy = accuracy
         if inputs is None:
             resolve_inputs(inputs, f"a function target ({self.name})")  # raises: says how
         self.spec = _Spec(f"function {self.name}", inputs, params, wrt, outputs, shapes)

@@ -23,7 +23,12 @@ from gradcheck.engine.metadata import validate
 from gradcheck.engine.registry import Registry, default_registry
 from gradcheck.engine.tensor import Tensor, bind, value_of
 
-__all__ = ["Op", "RuleError", "define_op", "bind", "call_rule", "annotate", "refuse_complex"]
+__all__ = ["Op", "RuleError", "define_op", "bind", "call_rule", "annotate", "refuse_complex",
+           "ACCURACIES"]
+
+#: What an op's forward may be accurate relative to (``define_op(accuracy=...)``): each
+#: output entry, or each output's largest entry (the checker's ``numeric.ACCURACIES``).
+ACCURACIES = ("entrywise", "normwise")
 
 
 class RuleError(ValueError):
@@ -340,6 +345,7 @@ def define_op(
     fill_zeros: bool = True,
     complex_rules: bool | None = None,
     variadic: bool = False,
+    accuracy: str = "entrywise",
     registry: Registry | None = None,
     register: bool = True,
     doc: str = "",
@@ -352,6 +358,10 @@ def define_op(
     VJP rule returns that input's cotangent, a per-input JVP rule the output
     tangent's contribution from that input's tangent.  ``jvp=None`` means the
     JVP comes from transposing the VJP (give ``transpose_jvp_reason``).
+    ``accuracy="normwise"`` says the forward (and the rules, computed the same way) is
+    accurate to a few ulps of each output's largest entry, not of every entry (scipy's
+    expm): the checker's numeric reference then models its rounding so (stored in
+    ``meta["accuracy"]``; the default, "entrywise", is not stored).
     Extra keyword arguments are checker metadata (``inputs``, ``shapes``,
     ``params``, ``kinks``, ``tolerance``, ``equivalents``, ``gauge``, ...; see
     ``gradcheck.domains``), validated by ``gradcheck.engine.metadata``: an unknown
@@ -364,6 +374,11 @@ def define_op(
     if nout < 1:
         raise ValueError(f"op {name!r}: nout must be at least 1, got {nout}")
     meta = validate(name, metadata, _KEYWORDS)
+    if accuracy not in ACCURACIES:
+        raise ValueError(f"op {name!r}: accuracy must be one of "
+                         f"{', '.join(map(repr, ACCURACIES))}, got {accuracy!r}")
+    if accuracy != "entrywise":
+        meta["accuracy"] = accuracy
     counts: dict[str, int | None] = {}
     rule_forms = {"vjp": vjp, "jvp": jvp}
     vjp_parts = None

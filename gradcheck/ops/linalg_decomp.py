@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from gradcheck.domains import REAL, SPD, DistinctEig, FullRank, Interval, Tolerance
+from gradcheck.domains import REAL, SPD, DistinctEig, FullRank, Interval
 from gradcheck.engine.op import Op, define_op
 from gradcheck.engine.tensor import bind, value_of
 from gradcheck.ops import shape
@@ -494,12 +494,9 @@ svd: Op = with_named_result(define_op(
         "Differentiable for distinct nonzero singular values; u and vh need "
         "full_matrices=False (or square a), s alone does not.",
     gauge=((0, -1), (2, -2)),  # u's k-th column and vh's k-th row share one sign
-    tolerance=Tolerance(2.0, "the numeric reference of its reverse-over-forward second order "
-                             "is off by up to 6e-11 relative where singular values are well "
-                             "apart: at seed 0 of the full suite, (2, 2, 3, 3) matrices with "
-                             "gaps of 0.65, full_matrices=True, hvp_rev_fwd and a 5-point "
-                             "stencil agree to 3e-12 while Ridders' estimate differs by 5.8e-11, "
-                             "1.3 times the float64 allowance, its error estimate too small"),
+    # LAPACK's svd is accurate norm-wise: with Tolerance(2.0) in its place, full mode at seed 0
+    # failed (hvp_rev_fwd 1.3 times the allowance, the numeric side's estimate too small)
+    accuracy="normwise",
     equivalents={"numpy": lambda np_, a, full_matrices=True: tuple(
         np_.linalg.svd(a, full_matrices=full_matrices)),
         "autograd": _ag_svd, "tensorflow": _tf_svd},
@@ -615,12 +612,10 @@ expm_frechet: Op = define_op(
     jvp=(_expm_frechet_jvp_a, lambda t, out, a, e: fit(expm_frechet(a, t), out)),
     family="linalg", inputs=(Interval(-2.0, 2.0), REAL), shapes=_pair_shapes,
     grad_of="linalg.expm",
-    tolerance=Tolerance(4.0, "its second-order paths differentiate expm's scaling and "
-                             "squaring twice over 8x8 blocks: at seed 0 of the full suite, "
-                             "hvp_rev_fwd and the numeric derivative differ by 8.8e-11 relative "
-                             "in one entry of 1024, 1.5 times the float64 allowance, while the "
-                             "three HVP nestings agree with each other (which side carries "
-                             "the error is not established)"),
+    # the top-right block of scipy's expm, accurate to ulps of the block's largest entry:
+    # with Tolerance(4.0) in its place, full mode failed at seeds 4, 8, 10, 11, ... (second
+    # order, up to 1.3 times the allowance)
+    accuracy="normwise",
     doc="expm's gradient op: the Fréchet derivative of expm at a along e, the top-right "
         "block of expm([[a, e], [0, a]]) (scipy.linalg.expm_frechet, batched).",
     equivalents={"tensorflow": formula(_tf_expm_frechet, "TensorFlow has no Fréchet "
@@ -636,15 +631,10 @@ expm: Op = define_op(
     # expm grows like e^{|a|}: entries in (-2, 2) keep values representable in float32.
     family="linalg", inputs=(Interval(-2.0, 2.0),), shapes=square_shapes,
     grad_op="linalg.expm_frechet", reference=scipy.linalg.expm,
-    tolerance=Tolerance(6.0, "scipy's expm is accurate norm-wise (about 10 ulps of the "
-                             "largest entry), not entry by entry, so its finite differences "
-                             "are off by far more than the numeric reference's estimate on "
-                             "small entries: at seed 3 of the full suite, d expm(a)[0, 0] / "
-                             "d a[4, 0] (-0.0077, a 5x5 a with a largest exp entry of 3.7) "
-                             "is off by 3.4e-11 with an estimate of 6.6e-13, while vjp, jvp "
-                             "and double_vjp agree with a 40-digit mpmath value to 6e-16; "
-                             "full mode failed by up to 3.4 times the float64 allowance at 7 "
-                             "of seeds 0-44, each time the numeric side (three checked)"),
+    # scipy's expm is accurate to about 10 ulps of the largest entry, not of each entry: at
+    # seed 3 of the full suite d expm(a)[0, 0] / d a[4, 0] (-0.0077, largest entry 3.7) came
+    # out 3.4e-11 off numerically where rounding of each entry's own size estimated 6.6e-13
+    accuracy="normwise",
     doc="scipy.linalg.expm, batched: the matrix exponential.",
     equivalents={"tensorflow": "linalg.expm"},  # numpy has none (autograd has no expm rule)
 )
