@@ -104,3 +104,16 @@ def test_expm_declares_normwise_accuracy_and_no_tolerance_factor():
     assert expm.meta.get("accuracy") == "normwise" and expm.meta.get("tolerance") is None
     report = gc.check("linalg.expm", seed=3, mode="full")
     assert report.passed, gc.checker.format_failure(report)
+
+
+def test_check_takes_accuracy_for_a_function_and_refuses_it_for_an_op() -> None:
+    from gradcheck.checker.targets import as_target
+
+    assert as_target(lambda a: a * 2.0, [np.eye(2)], accuracy="normwise").accuracy == \
+        "normwise"
+    report = gc.check(lambda a: a * 2.0, inputs=[np.eye(2)], accuracy="normwise", examples=1)
+    assert report.passed
+    with pytest.raises(ValueError, match="accuracy"):
+        gc.check(lambda a: a * 2.0, inputs=[np.eye(2)], accuracy="normwize")
+    with pytest.raises(TypeError, match="declares its own"):
+        gc.check("linalg.expm", accuracy="normwise")

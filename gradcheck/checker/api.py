@@ -140,7 +140,8 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
           wrt: Any = None, outputs: Any = None, shapes: Any = None,
           registry: Registry | None = None, name: str | None = None,
           atol: float | None = None, rtol: float | None = None,
-          eps: float | None = None, framework: str | None = None) -> Report:
+          eps: float | None = None, framework: str | None = None,
+          accuracy: str | None = None) -> Report:
     """Check ``target`` (an op name, an ``Op``, a :class:`Target`, or a function written with
     ``gradcheck.numpy``, TensorFlow or autograd) along ``paths`` against ``references``;
     ``examples`` per dtype (default :data:`DEFAULT_EXAMPLES`).  ``references`` that name
@@ -160,11 +161,14 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
     the numeric reference's initial step; see :class:`~gradcheck.checker.tolerances.Overrides`);
     the report shows them.  ``framework`` (``"torch"``, ``"jax"``, ``"tensorflow"`` or
     ``"autograd"``) says which framework a function is written in when gradcheck cannot
-    tell from its code, its class or its inputs' arrays.
+    tell from its code, its class or its inputs' arrays.  ``accuracy="normwise"`` says a
+    function is accurate relative to each output's largest entry, not entry by entry (scipy's
+    ``expm``): the numeric reference's rounding model follows (an op declares it with
+    ``define_op(accuracy=...)``).
     The same arguments give byte-identical ``Report.to_json()``."""
     overrides = Overrides(atol, rtol, eps)
     spec = dict(params=params, wrt=wrt, outputs=outputs, shapes=shapes, name=name,
-                framework=framework)
+                framework=framework, accuracy=accuracy)
     t = as_target(target, inputs, registry, **spec)
     asked = _dtype_names(dtypes) if dtypes is not None else []
     complex_asked = [n for n in asked if n.startswith("complex")]

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker.tolerances import current_overrides
+from gradcheck.engine.op import ACCURACIES
 
 __all__ = [
     "NonFiniteError", "NumericDerivative", "NumericJacobian", "CountedFunction",
@@ -28,10 +29,6 @@ __all__ = [
 SHRINK = 1.4  # step ratio between tableau rows (Ridders' classic choice)
 SAFE = 2.0  # a diagonal entry that moved by more than SAFE * best error ends the tableau
 ULPS = 4.0  # assumed evaluation error of f, in units of eps * |f| (see ACCURACIES)
-#: What f's evaluation error is relative to: each output entry's own size ("entrywise", the
-#: default), or its output array's largest entry ("normwise": scipy's expm, accurate to a
-#: few ulps of its largest entry, puts that much on its smallest entries too).
-ACCURACIES = ("entrywise", "normwise")
 # The winning entry is the one whose neighbours happened to agree best, and neighbours share
 # f values, so their spread is biased low (most visibly when f cancels internally).
 SPREAD_SAFETY = 2.0

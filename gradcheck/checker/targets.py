@@ -502,6 +502,10 @@ def as_target(target: Any, inputs: Any = None, registry: Registry | None = None,
         if _accepts(load(accepts), target, inputs, framework):
             return load(factory)(target, inputs=inputs, **spec)
     spec.pop("framework", None)
+    if "accuracy" in spec and isinstance(target, (str, Op)):
+        raise TypeError(f"gradcheck.check: accuracy= describes a function; the op "
+                        f"{getattr(target, 'name', target)!r} declares its own "
+                        "(define_op(..., accuracy=...))")
     if isinstance(target, str):
         return OpTarget((registry or default_registry).get(target), inputs, **spec)
     if isinstance(target, Op):

@@ -26,8 +26,11 @@ from gradcheck.engine.tensor import Tensor, bind, value_of
 __all__ = ["Op", "RuleError", "define_op", "bind", "call_rule", "annotate", "refuse_complex",
            "ACCURACIES"]
 
-#: What an op's forward may be accurate relative to (``define_op(accuracy=...)``): each
-#: output entry, or each output's largest entry (the checker's ``numeric.ACCURACIES``).
+#: What an op's forward (a function's) may be accurate relative to, as the checker's
+#: numeric reference models its rounding (``define_op(accuracy=...)``): each output entry's
+#: own size ("entrywise", the default), or its output array's largest entry ("normwise":
+#: scipy's expm, accurate to a few ulps of its largest entry, puts that much on its
+#: smallest entries too).
 ACCURACIES = ("entrywise", "normwise")
 
 
