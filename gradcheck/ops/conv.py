@@ -33,6 +33,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from gradcheck.domains import REAL
 from gradcheck.engine.op import Op, define_op
 from gradcheck.ops.elementwise import zeros_like
+from gradcheck.ops.forms import LONG
 from gradcheck.ops.params import is_int, positive_int
 from gradcheck.ops.refs import NoEquivalent
 from gradcheck.ops.rules import shape_of, unbroadcast
@@ -268,15 +269,82 @@ def conv_geometries(size: Any, kernel: Any) -> list[dict[str, Any]]:
 Shape = tuple[int, ...]
 
 
-def _conv_draw(draw: Callable[..., Any]) -> tuple[Shape, Shape, Shape]:
-    """x (NHWC), filter (HWIO) and the output shape of one geometry of the sweep."""
-    n, c, o = pick(draw, [1, 2]), pick(draw, [2, 1, 3]), pick(draw, [2, 1, 3])
-    size = (pick(draw, [4, 3, 5, 1, 2]), pick(draw, [3, 5, 4, 2, 1]))
-    kernel = (pick(draw, [2, 1, 3]), pick(draw, [3, 1, 2]))
-    params = pick(draw, conv_geometries(size, kernel))
+def _spatial(draw: Callable[..., Any], form: str, axis: int | None) -> tuple[int, Pair]:
+    """The spatial axis (0 height, 1 width; drawn where ``axis`` is None) and the spatial
+    size of a ``"long"`` or ``"vector"`` form: that axis of LONG entries beside one of 1 to
+    3, or of 2 to LONG[1] beside a unit one."""
+    a = pick(draw, [1, 0]) if axis is None else axis
+    if form == "long":
+        first, other = pick(draw, range(LONG[0], LONG[1] + 1)), pick(draw, [2, 1, 3])
+    else:
+        first, other = pick(draw, range(2, LONG[1] + 1)), 1
+    return a, ((first, other) if a == 0 else (other, first))
+
+
+def _keeping(form: str, geos: list[dict[str, Any]], out: Callable[..., Any],
+             axis: int) -> list[Any]:
+    """The geometries whose output keeps the ``form``: ``axis`` long (LONG[0] or more
+    entries), or for ``"vector"`` the other axis of one entry."""
+    if form == "long":
+        return [g for g in geos if out(**g)[axis] >= LONG[0]]
+    return [g for g in geos if out(**g)[1 - axis] == 1]
+
+
+def _conv_draw(draw: Callable[..., Any], form: str | None = None,
+               axis: int | None = None) -> tuple[Shape, Shape, Shape]:
+    """x (NHWC), filter (HWIO) and the output shape of one geometry of the sweep; with a
+    stratum's ``form`` (see :mod:`gradcheck.ops.forms`): ``"long"``, batch 1, one or two
+    channels and one spatial axis (``axis``, drawn where None) of LONG entries in the input
+    and the output; ``"vector"``, a single image and channel, one spatial axis of 2 to
+    LONG[1] (the other 1, in the output too); ``"deep"``, batch and channels of 2 or more."""
+    if form is None:  # the draws of every stratum without a form: unchanged
+        n, c, o = pick(draw, [1, 2]), pick(draw, [2, 1, 3]), pick(draw, [2, 1, 3])
+        size = (pick(draw, [4, 3, 5, 1, 2]), pick(draw, [3, 5, 4, 2, 1]))
+        kernel = (pick(draw, [2, 1, 3]), pick(draw, [3, 1, 2]))
+        params = pick(draw, conv_geometries(size, kernel))
+    elif form == "deep":
+        n, c, o = 2, pick(draw, [2, 3]), pick(draw, [2, 3])
+        size = (pick(draw, [3, 2, 4]), pick(draw, [3, 4, 2]))
+        kernel = (pick(draw, [2, 1, 3]), pick(draw, [3, 1, 2]))
+        params = pick(draw, conv_geometries(size, kernel))
+    else:
+        a, size = _spatial(draw, form, axis)
+        if form == "long":
+            n, c, o = 1, pick(draw, [1, 2]), pick(draw, [2, 1])
+            kernel = (pick(draw, [2, 1, 3]), pick(draw, [3, 1, 2]))
+        else:
+            k = pick(draw, [2, 1, 3])
+            n, c, o, kernel = 1, 1, 1, ((k, 1) if a == 0 else (1, k))
+        params = pick(draw, _keeping(form, conv_geometries(size, kernel),
+                                     functools.partial(_out_size, size, kernel), a))
     out = _out_size(size, kernel, **params)
     assert out is not None
     return (n, *size, c), (*kernel, c, o), (n, *out, o)
+
+
+def _conv2d_shapes(draw: Callable[..., Any], form: str | None = None) -> list[Shape]:
+    return list(_conv_draw(draw, form)[:2])
+
+
+def _backprop_input_shapes(draw: Callable[..., Any], form: str | None = None) -> list[Shape]:
+    return list(_conv_draw(draw, form)[1:])
+
+
+def _backprop_filter_shapes(draw: Callable[..., Any], form: str | None = None) -> list[Shape]:
+    x, _, dy = _conv_draw(draw, form)
+    return [x, dy]
+
+
+def _reaching(out: int) -> range:
+    """The sizes of a spatial axis that a window of the sweep (span up to 5, stride up to 2,
+    padding up to 4) can take to ``out`` entries."""
+    return range(max(1, out - 4), 2 * out + 5)
+
+
+def _sizes_to(out: Shape, found: Callable[[range, range], list[Any]]) -> list[Any]:
+    """``found(heights, widths)`` over SIZES, or where none fits (an output longer than the
+    sweep's inputs make, drawn by the long form) over the sizes that can reach ``out``."""
+    return found(SIZES, SIZES) or found(_reaching(out[0]), _reaching(out[1]))
 
 
 def _conv_params(draw: Callable[..., Any], shapes: list[tuple[int, ...]]) -> dict[str, Any]:
@@ -288,10 +356,17 @@ def _backprop_input_params(draw: Callable[..., Any],
                            shapes: list[tuple[int, ...]]) -> dict[str, Any]:
     """An input size and geometry whose convolution output has ``out_backprop``'s shape."""
     f, dy = shapes
-    found = [{"input_sizes": (dy[0], h, w, f[2]), **g}
-             for h in SIZES for w in SIZES for g in conv_geometries((h, w), f[:2])
-             if _out_size((h, w), f[:2], **g) == dy[1:3]]
-    return pick(draw, found)
+    found = _sizes_to(dy[1:3], functools.partial(_conv_inputs, tuple(f[:2]), tuple(dy[1:3])))
+    return pick(draw, [{"input_sizes": (dy[0], h, w, f[2]), **g} for h, w, g in found])
+
+
+@functools.lru_cache(maxsize=4096)
+def _conv_inputs(kernel: Pair, out: Pair, heights: range,
+                 widths: range) -> list[tuple[int, int, dict[str, Any]]]:
+    """The input sizes and geometries of the sweep that convolve to ``out`` (kept: drawing
+    one example asks it of hundreds of them)."""
+    return [(h, w, g) for h in heights for w in widths for g in conv_geometries((h, w), kernel)
+            if _out_size((h, w), kernel, **g) == out]
 
 
 def _backprop_filter_params(draw: Callable[..., Any],
@@ -371,7 +446,7 @@ conv2d: Op = define_op(
          lambda g, out, x, f, **p: _filter_ct(x, g, f, p)),
     jvp=(lambda t, out, x, f, **p: conv2d(t, f, **p),
          lambda t, out, x, f, **p: conv2d(x, t, **p)),
-    family="nn", inputs=(REAL, REAL), shapes=lambda draw: list(_conv_draw(draw)[:2]),
+    family="nn", inputs=(REAL, REAL), shapes=_conv2d_shapes,
     params=_conv_params, grad_op="nn.conv2d_backprop_input",
     doc="TensorFlow's conv2d (NHWC input, HWIO filter); its VJPs are nn.conv2d_backprop_input "
         "and nn.conv2d_backprop_filter.",
@@ -384,7 +459,7 @@ conv2d_backprop_input: Op = define_op(
          lambda w, out, f, dy, **p: unbroadcast(conv2d(w, f, **_geo(p)), dy)),
     jvp=(lambda t, out, f, dy, **p: conv2d_backprop_input(t, dy, **p),
          lambda t, out, f, dy, **p: conv2d_backprop_input(f, t, **p)),
-    family="nn", inputs=(REAL, REAL), shapes=lambda draw: list(_conv_draw(draw)[1:]),
+    family="nn", inputs=(REAL, REAL), shapes=_backprop_input_shapes,
     params=_backprop_input_params, grad_of="nn.conv2d",
     equivalents={"tensorflow": _tf_backprop_input},
 )
@@ -396,7 +471,7 @@ conv2d_backprop_filter: Op = define_op(
     jvp=(lambda t, out, x, dy, **p: conv2d_backprop_filter(t, dy, **p),
          lambda t, out, x, dy, **p: conv2d_backprop_filter(x, t, **p)),
     family="nn", inputs=(REAL, REAL),
-    shapes=lambda draw: [s for i, s in enumerate(_conv_draw(draw)) if i != 1],
+    shapes=_backprop_filter_shapes,
     params=_backprop_filter_params, grad_of="nn.conv2d",
     equivalents={"tensorflow": _tf_backprop_filter},
 )
@@ -445,8 +520,9 @@ def _conv1d_params(draw: Callable[..., Any], shapes: list[tuple[int, ...]]) -> d
     return pick(draw, found)
 
 
-def _conv1d_shapes(draw: Callable[..., Any]) -> list[tuple[int, ...]]:
-    x, f, _ = _conv_draw(draw)
+def _conv1d_shapes(draw: Callable[..., Any], form: str | None = None) -> list[Shape]:
+    """conv2d's draw without its height (the long or vector axis is the width)."""
+    x, f, _ = _conv_draw(draw, form, axis=None if form is None else 1)
     return [(x[0], x[2], x[3]), f[1:]]
 
 
@@ -577,13 +653,40 @@ def _pool_geometries(size: Any) -> list[dict[str, Any]]:
             for k in KSIZES for s in POOL_STRIDES if _pool_out(size, k, s, p)]
 
 
-def _pool_draw(draw: Callable[..., Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """An NHWC input and the pooled shape under one geometry of the sweep."""
-    n, c = pick(draw, [1, 2]), pick(draw, [2, 1, 3])
-    size = (pick(draw, [4, 3, 5, 1, 2]), pick(draw, [3, 5, 4, 2, 1]))
-    out = _pool_out(size, **pick(draw, _pool_geometries(size)))
+def _pool_draw(draw: Callable[..., Any], form: str | None = None) -> tuple[Shape, Shape]:
+    """An NHWC input and the pooled shape under one geometry of the sweep; with a stratum's
+    ``form`` as :func:`_conv_draw` draws it (``"long"``: the output keeps the long axis)."""
+    if form is None:  # the draws of every stratum without a form: unchanged
+        n, c = pick(draw, [1, 2]), pick(draw, [2, 1, 3])
+        size = (pick(draw, [4, 3, 5, 1, 2]), pick(draw, [3, 5, 4, 2, 1]))
+        geos = _pool_geometries(size)
+    elif form == "deep":
+        n, c = 2, pick(draw, [2, 3])
+        size = (pick(draw, [3, 2, 4]), pick(draw, [3, 4, 2]))
+        geos = _pool_geometries(size)
+    else:
+        a, size = _spatial(draw, form, None)
+        n, c = 1, (pick(draw, [1, 2]) if form == "long" else 1)
+        geos = _keeping(form, _pool_geometries(size), functools.partial(_pool_out, size), a)
+    out = _pool_out(size, **pick(draw, geos))
     assert out is not None
     return (n, *size, c), (n, *out, c)
+
+
+def _pool_input_shape(draw: Callable[..., Any], form: str | None = None) -> list[Shape]:
+    return [_pool_draw(draw, form)[0]]
+
+
+def _pooled_shape(draw: Callable[..., Any], form: str | None = None) -> list[Shape]:
+    return [_pool_draw(draw, form)[1]]
+
+
+def _pool_twice(draw: Callable[..., Any], form: str | None = None) -> list[Shape]:
+    return [_pool_draw(draw, form)[0]] * 2
+
+
+def _pool_shapes(draw: Callable[..., Any], form: str | None = None) -> list[Shape]:
+    return list(_pool_draw(draw, form))
 
 
 def _pool_params(draw: Callable[..., Any], shapes: list[tuple[int, ...]]) -> dict[str, Any]:
@@ -600,9 +703,16 @@ def _pool_grad_params(draw: Callable[..., Any], shapes: list[tuple[int, ...]]) -
 def _avg_grad_params(draw: Callable[..., Any], shapes: list[tuple[int, ...]]) -> dict[str, Any]:
     """An input shape and geometry that avg_pool2d maps to ``grad``'s shape."""
     grad = shapes[0]
-    return pick(draw, [{"orig_input_shape": (grad[0], h, w, grad[3]), **g}
-                       for h in SIZES for w in SIZES for g in _pool_geometries((h, w))
-                       if _pool_out((h, w), **g) == grad[1:3]])
+    found = _sizes_to(grad[1:3], functools.partial(_pool_inputs, tuple(grad[1:3])))
+    return pick(draw, [{"orig_input_shape": (grad[0], h, w, grad[3]), **g} for h, w, g in found])
+
+
+@functools.lru_cache(maxsize=4096)
+def _pool_inputs(out: Pair, heights: range,
+                 widths: range) -> list[tuple[int, int, dict[str, Any]]]:
+    """The input sizes and pooling geometries of the sweep that pool to ``out`` (kept)."""
+    return [(h, w, g) for h in heights for w in widths for g in _pool_geometries((h, w))
+            if _pool_out((h, w), **g) == out]
 
 
 def _pool(p: dict[str, Any]) -> dict[str, Any]:
@@ -639,14 +749,14 @@ def _tf_max_pool2d_grad_grad(tf: Any, x: Any, grad: Any, ksize: Any, strides: An
 avg_pool2d_grad: Op = define_op(
     "nn.avg_pool2d_grad", _avg_pool2d_grad,
     vjp=lambda w, out, grad, **p: avg_pool2d(w, **_pool(p)),
-    linear=True, family="nn", inputs=(REAL,), shapes=lambda draw: [_pool_draw(draw)[1]],
+    linear=True, family="nn", inputs=(REAL,), shapes=_pooled_shape,
     params=_avg_grad_params, grad_of="nn.avg_pool2d",
     equivalents={"tensorflow": _tf_avg_pool2d_grad},
 )
 avg_pool2d: Op = define_op(
     "nn.avg_pool2d", _avg_pool2d,
     vjp=lambda g, out, x, **p: avg_pool2d_grad(g, shape_of(x), **p),
-    linear=True, family="nn", inputs=(REAL,), shapes=lambda draw: [_pool_draw(draw)[0]],
+    linear=True, family="nn", inputs=(REAL,), shapes=_pool_input_shape,
     params=_pool_params, grad_op="nn.avg_pool2d_grad",
     equivalents={"tensorflow": lambda tf, x, ksize, strides, padding="VALID": tf.nn.avg_pool2d(
         x, **_tf_pool_args("nn.avg_pool2d", ksize, strides, padding))},
@@ -658,7 +768,7 @@ max_pool2d_grad_grad: Op = define_op(
          lambda w, out, x, grad, **p: max_pool2d_grad(x, w, **p)),
     jvp=(None, lambda t, out, x, grad, **p: max_pool2d_grad_grad(x, t, **p)),
     family="nn", inputs=(REAL, REAL), kinks="ties",
-    shapes=lambda draw: [_pool_draw(draw)[0]] * 2, params=_pool_params,
+    shapes=_pool_twice, params=_pool_params,
     grad_of="nn.max_pool2d_grad",
     equivalents={"tensorflow": _tf_max_pool2d_grad_grad},
 )
@@ -669,7 +779,7 @@ max_pool2d_grad: Op = define_op(
          lambda w, out, x, grad, **p: max_pool2d_grad_grad(x, w, **p)),
     jvp=(None, lambda t, out, x, grad, **p: max_pool2d_grad(x, t, **p)),
     family="nn", inputs=(REAL, REAL), kinks="ties",
-    shapes=lambda draw: list(_pool_draw(draw)), params=_pool_grad_params,
+    shapes=_pool_shapes, params=_pool_grad_params,
     grad_of="nn.max_pool2d", grad_op="nn.max_pool2d_grad_grad",
     equivalents={"tensorflow": _tf_max_pool2d_grad},
 )
@@ -678,7 +788,7 @@ max_pool2d: Op = define_op(
     vjp=lambda g, out, x, **p: max_pool2d_grad(x, g, **p),
     jvp=lambda ts, out, x, **p: max_pool2d_grad_grad(x, ts[0], **p),
     family="nn", inputs=(REAL,), kinks="ties",
-    shapes=lambda draw: [_pool_draw(draw)[0]], params=_pool_params,
+    shapes=_pool_input_shape, params=_pool_params,
     grad_op="nn.max_pool2d_grad",
     equivalents={"tensorflow": lambda tf, x, ksize, strides, padding="VALID": tf.nn.max_pool2d(
         x, **_tf_pool_args("nn.max_pool2d", ksize, strides, padding))},
