@@ -93,9 +93,10 @@ OWN = sorted(op.name for op in gc.default_registry if takes_form(op.meta.get("sh
 
 
 def test_the_registry_drawers_take_the_form() -> None:
-    # the shared drawers and every family's own (conv and pool draw as before)
+    # the shared drawers and every family's own
     for name in ("mean", "var", "linalg.cholesky", "linalg.qr", "linalg.solve", "matmul",
-                 "nn.softmax", "nn.embedding", "einsum", "take", "diagonal"):
+                 "nn.softmax", "nn.embedding", "einsum", "take", "diagonal", "nn.conv2d",
+                 "nn.max_pool2d"):
         assert name in OWN
 
 
@@ -105,10 +106,12 @@ def test_every_own_drawer_gives_the_strata_forms(name: str) -> None:
     forms = {form: [_shapes_at(op, k, seed) for seed in range(3)] for k, form in FORMS.items()}
     for shapes in forms["long"]:  # one axis of 5 or more entries
         assert max(max(s, default=0) for s in shapes) >= LONG[0], shapes
-    for shapes in forms["vector"]:  # one plain batch-free input (a vector where allowed)
-        assert min(len(s) for s in shapes if s) <= 2, shapes
-    for shapes in forms["deep"]:  # 4 dimensions
-        assert max(len(s) for s in shapes) >= 4, shapes
+    for shapes in forms["vector"]:  # one plain batch-free input (a vector where allowed:
+        # conv and pool take images, a single one of one channel and one spatial axis)
+        assert min(len(s) for s in shapes if s) <= 2 or \
+            all(sum(d > 1 for d in s) <= 1 for s in shapes), shapes
+    for shapes in forms["deep"]:  # 4 dimensions (conv1d takes 3 at most)
+        assert max(len(s) for s in shapes) >= (3 if name == "nn.conv1d" else 4), shapes
 
 
 def test_a_shapes_callable_of_the_draw_alone_still_works() -> None:
