@@ -750,6 +750,8 @@ eig: Op = with_named_result(define_op(
     doc="numpy.linalg.eig -> (w, v), complex, distinct eigenvalues; each eigenvector has unit "
         "norm and its largest-modulus entry real positive (numpy's phase is arbitrary).",
     gauge=((1, -1),),  # each eigenvector (a column of v) up to a phase
+    # LAPACK's eig is backward stable: accurate to ulps of the largest entry, not of each
+    accuracy="normwise",
     equivalents={"numpy": _np_eig, "torch": _torch_eig, "tensorflow": _tf_eig_order},
 ), EigResult)
 
@@ -775,6 +777,7 @@ eigvals: Op = define_op(
     "linalg.eigvals", _eigvals_forward, vjp=_eigvals_vjp, jvp=_eigvals_jvp,
     family="linalg", inputs=("complex_distinct_eig",), shapes=square_shapes,
     doc="numpy.linalg.eigvals (complex, distinct eigenvalues, LAPACK's order).",
+    accuracy="normwise",  # as eig: LAPACK's eigenvalues are accurate norm-wise
     equivalents={"numpy": "linalg.eigvals", "torch": "linalg.eigvals",
                  "tensorflow": _tf_eig_order},
 )
