@@ -371,6 +371,7 @@ eigh: Op = with_named_result(define_op(
         "(only UPLO='L': gradcheck reads both triangles, numpy one).",
     gauge=((1, -1),),  # each eigenvector (a column of v) up to its sign (a phase if complex)
     complex_inputs=("hermitian",),
+    accuracy="normwise",  # LAPACK's eigh is backward stable, as eig (see there)
     # a is symmetrised first, so which triangle LAPACK would read does not matter
     equivalents={"numpy": _np_eigh, "tensorflow": _tf_eigh},
 ), EighResult)
