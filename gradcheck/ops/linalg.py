@@ -715,6 +715,7 @@ pinv: Op = define_op(
     vjp=_pinv_vjp, jvp=_pinv_jvp,
     family="linalg", inputs=(WellConditioned(),), shapes=matrix_shapes,
     reference=np.linalg.pinv,
+    accuracy="normwise",  # numpy's pinv is svd's: accurate norm-wise (see svd)
     doc="numpy.linalg.pinv for full-rank matrices (the derivative of the constant-rank "
         "pseudo-inverse; it does not exist where the rank changes).",
     equivalents={"numpy": "linalg.pinv", "tensorflow": "linalg.pinv"},
