@@ -21,8 +21,8 @@ from gradcheck.engine.op import ACCURACIES
 __all__ = [
     "NonFiniteError", "NumericDerivative", "NumericJacobian", "CountedFunction",
     "count_evaluations", "default_step", "directional_derivative", "one_sided_derivatives",
-    "is_kink", "is_jump", "refined_derivative", "numeric_jacobian", "numeric_jacobian_with_error",
-    "convergence", "convergences",
+    "is_kink", "KINK_SHRINKS", "is_jump", "refined_derivative", "numeric_jacobian",
+    "numeric_jacobian_with_error", "convergence", "convergences",
     "fitted_slope", "ACCURACIES",
 ]
 
@@ -317,9 +317,12 @@ def _tableau(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
     value = np.where(keep, finer.value, found.value)
     # what the two disagree by beyond both estimates: one of them was fooled by that much
     excess = np.abs(finer.value - found.value) - (finer.error + found.error)
-    error = np.minimum(finer.error, found.error) + np.maximum(excess, 0.0)
+    excess = np.maximum(excess, 0.0)
+    error = np.minimum(finer.error, found.error) + excess
+    # converged only where the two agree: a disagreement is an error neither tableau saw
+    agree = bool(np.all(excess <= p.eps ** 0.5 * np.maximum(1.0, np.abs(value))))
     return NumericDerivative(value, error, found.step, p.calls - counted_from,
-                             found.converged or finer.converged)
+                             (found.converged or finer.converged) and agree)
 
 
 def _in_domain(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
@@ -444,8 +447,10 @@ def one_sided_derivatives(f: Callable[..., Any], args: Sequence[Any],
     return forward, _tableau(p, h0, -1, max_iter, True, counted_from=p.calls)
 
 
-#: How many times :func:`refined_derivative` shrinks the steps tenfold.
-REFINE_SHRINKS = 4
+#: How many times :func:`refined_derivative` shrinks the steps tenfold: to 1e-6 of the
+#: default, under a max's switch 5e-10 away (drawn arrays hold entries of every decade down
+#: to 1e-9; four shrinks left such a sample inconclusive).
+REFINE_SHRINKS = 6
 
 
 def refined_derivative(f: Callable[..., Any], args: Sequence[Any],
@@ -476,6 +481,14 @@ def refined_derivative(f: Callable[..., Any], args: Sequence[Any],
     return None
 
 
+#: How many times :func:`is_kink` shrinks its steps tenfold while the sides' error estimates
+#: are too large to tell.  A switch of max-like functions (a max of entries 3.5e-8 apart, as the 1e-8
+#: decade of a drawn array has them) is crossed by every default step on one side, whose
+#: tableau then estimates an error the size of the derivative, and the kink is hidden; from
+#: steps 10^4-10^6 times smaller both sides stay on their branches.
+KINK_SHRINKS = 6
+
+
 def is_kink(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[int],
             tangents: Any, *, rtol: float | None = None, atol: float | None = None,
             step: float | None = None, accuracy: str = "entrywise") -> bool:
@@ -483,16 +496,41 @@ def is_kink(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[
     on (or within a step of) a point of non-differentiability such as relu or abs at 0.
 
     Disagreement means more than KINK_SAFETY times their summed error estimates plus
-    ``atol + rtol * max(|forward|, |backward|)``; both default to eps**(1/3) of the dtype."""
-    forward, backward = one_sided_derivatives(f, args, argnums, tangents, step=step,
-                                              accuracy=accuracy)
+    ``atol + rtol * max(|forward|, |backward|)``; both default to eps**(1/3) of the dtype.
+    While their agreement rests on the error estimates (one side's steps cross a switch of f
+    close to the sample, a near tie of a max, and its tableau estimates an error the size of
+    the derivative), the two are compared again from steps ten times smaller, up to
+    :data:`KINK_SHRINKS` times."""
+    p = _Problem("is_kink", f, args, argnums, tangents, accuracy)
+    h0 = _initial_step(p, step, True, 6)
+    for shrink in range(KINK_SHRINKS + 1):
+        try:
+            forward = _tableau(p, h0 / 10.0 ** shrink, +1, 6, True)
+            backward = _tableau(p, h0 / 10.0 ** shrink, -1, 6, True)
+        except NonFiniteError:
+            if shrink:  # smaller steps left f's domain or overflowed: what was seen stands
+                return False
+            raise
+        differ, told = _sides_differ(forward, backward, rtol, atol)
+        if differ:
+            return True
+        if told:
+            return False
+    return False
+
+
+def _sides_differ(forward: NumericDerivative, backward: NumericDerivative,
+                  rtol: float | None, atol: float | None) -> tuple[bool, bool]:
+    """Whether the one-sided derivatives differ beyond their allowance, and whether their
+    agreement (if they agree) tells: it does unless their error estimates, rather than the
+    tolerance, are what lets some element agree."""
     dtype = np.result_type(forward.value, backward.value)
     tol = float(np.finfo(dtype).eps) ** (1 / 3)
     rtol, atol = (tol if rtol is None else rtol), (tol if atol is None else atol)
     gap = np.abs(forward.value - backward.value)
-    allowed = (KINK_SAFETY * (forward.error + backward.error) + atol
-               + rtol * np.maximum(np.abs(forward.value), np.abs(backward.value)))
-    return bool(np.any(gap > allowed))
+    fixed = atol + rtol * np.maximum(np.abs(forward.value), np.abs(backward.value))
+    estimated = KINK_SAFETY * (forward.error + backward.error)
+    return bool(np.any(gap > estimated + fixed)), bool(np.all(estimated <= fixed))
 
 
 #: :func:`is_jump` compares differences at steps this many times apart.
