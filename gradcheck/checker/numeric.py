@@ -481,11 +481,10 @@ def refined_derivative(f: Callable[..., Any], args: Sequence[Any],
     return None
 
 
-#: How many times :func:`is_kink` shrinks its steps tenfold while the sides' error estimates
-#: are too large to tell.  A switch of max-like functions (a max of entries 3.5e-8 apart, as the 1e-8
-#: decade of a drawn array has them) is crossed by every default step on one side, whose
-#: tableau then estimates an error the size of the derivative, and the kink is hidden; from
-#: steps 10^4-10^6 times smaller both sides stay on their branches.
+#: How many times :func:`is_kink` shrinks its steps tenfold while the sides' error
+#: estimates are too large to tell.  A max of entries 3.5e-8 apart (a drawn array's 1e-8
+#: decade has them) switches within every default step on one side, whose tableau then
+#: estimates an error the size of the derivative: smaller steps stay on their branches.
 KINK_SHRINKS = 6
 
 
