@@ -115,8 +115,9 @@ def render(data: dict[str, Any], seconds: float | None, torch_version: str,
         f"(seed {config.get('seed', 0)}, {config.get('examples', '?')} examples per row, "
         f"float64, mode {config.get('mode', 'fast')}"
         + (f"; {seconds:.0f} s wall time on this 2-core machine" if seconds else "")
-        + (f" at a load average of {load:.1f} (other jobs shared it)" if seconds and load
-           else "")
+        + (f" at a load average of {load:.1f}" if seconds and load else "")
+        # the suite's two workers alone make 2: beyond that, other jobs shared the machine
+        + (" (other jobs shared it)" if seconds and load and load > 2.5 else "")
         + f"), then `python bench/readme_torch.py --json <results.json> --write`. "
         f"{len(reports)} rows (ops, activations per region, keyword-argument choices "
         f"explored), {clean} with no finding at all. The target is torch's own function, so "
