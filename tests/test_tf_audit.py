@@ -4,9 +4,9 @@ kernels, symmetric tangents, and the README generator (bench/readme_tf.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
+import bench_scripts
 import numpy as np
 import pytest
 import tomllib
@@ -28,11 +28,7 @@ def _rows() -> list[dict]:
 
 
 def _readme_tf():
-    spec = importlib.util.spec_from_file_location("readme_tf", ROOT / "bench" / "readme_tf.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_scripts.load("readme_tf")
 
 
 def test_suite_covers_200_apis_and_every_target_resolves() -> None:

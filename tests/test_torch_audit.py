@@ -107,15 +107,9 @@ def test_scatter_reduce_prod_has_a_silently_zero_forward_mode(planned: dict[str,
 
 
 def _readme_torch() -> Any:
-    import importlib.util
-    from pathlib import Path
+    import bench_scripts
 
-    path = Path(__file__).resolve().parent.parent / "bench" / "readme_torch.py"
-    spec = importlib.util.spec_from_file_location("readme_torch", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_scripts.load("readme_torch")
 
 
 def test_the_readme_files_a_comparison_that_cannot_be_judged_apart_from_wrong_ones() -> None:
