@@ -109,3 +109,32 @@ def test_a_thread_limiter_that_fails_does_not_fail_the_check(
                         types.SimpleNamespace(threadpool_limits=broken))
     report = gradcheck.check(lambda x: gnp.sin(x), inputs=[np.ones(3)], examples=1)
     assert report.passed, [f.message for f in report.findings]
+
+
+def test_the_libraries_are_looked_up_again_only_after_an_import(monkeypatch) -> None:
+    import types
+
+    import threadpoolctl
+
+    from gradcheck.checker import threads
+
+    made = []
+
+    class Counting(threadpoolctl.ThreadpoolController):
+        def __init__(self) -> None:
+            made.append(1)
+            super().__init__()
+
+    monkeypatch.setattr(threadpoolctl, "ThreadpoolController", Counting)
+    monkeypatch.setattr(threads, "_CONTROLLER", [None, -1])
+    for name in ONE_THREAD:
+        monkeypatch.delenv(name, raising=False)
+    for _ in range(3):
+        with threads.one_blas_thread():
+            pass
+    assert len(made) == 1
+    # a module imported since (a framework bringing its own BLAS): found again
+    monkeypatch.setitem(sys.modules, "_gradcheck_test_new_module", types.ModuleType("m"))
+    with threads.one_blas_thread():
+        pass
+    assert len(made) == 2

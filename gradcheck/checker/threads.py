@@ -16,6 +16,7 @@ not installed.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -47,6 +48,21 @@ def largest_input(inputs: Any) -> int:
     return max(sizes)
 
 
+#: threadpoolctl's view of the loaded libraries, and the count of imported modules when it
+#: was taken.  Finding the libraries reads the process's loaded objects (about 1 ms, 3-5% of
+#: a small check), so it is done again only when modules were imported since: a framework
+#: brings its BLAS with its modules.
+_CONTROLLER: list[Any] = [None, -1]
+
+
+def _controller() -> Any:
+    from threadpoolctl import ThreadpoolController
+
+    if _CONTROLLER[0] is None or _CONTROLLER[1] != len(sys.modules):
+        _CONTROLLER[:] = [ThreadpoolController(), len(sys.modules)]
+    return _CONTROLLER[0]
+
+
 @contextmanager
 def one_blas_thread(largest: int = 0) -> Iterator[None]:
     """BLAS libraries limited to one thread inside the block (see the module's docstring);
@@ -55,9 +71,7 @@ def one_blas_thread(largest: int = 0) -> Iterator[None]:
         yield
         return
     try:
-        from threadpoolctl import threadpool_limits
-
-        limits = threadpool_limits(limits=1, user_api="blas")
+        limits = _controller().limit(limits=1, user_api="blas")
     except Exception:  # noqa: BLE001 - a speed-up: without it the check runs as it is
         yield
         return
