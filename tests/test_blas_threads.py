@@ -126,7 +126,7 @@ def test_the_libraries_are_looked_up_again_only_after_an_import(monkeypatch) -> 
             super().__init__()
 
     monkeypatch.setattr(threadpoolctl, "ThreadpoolController", Counting)
-    monkeypatch.setattr(threads, "_CONTROLLER", [None, -1])
+    threads._controller.cache_clear()
     for name in ONE_THREAD:
         monkeypatch.delenv(name, raising=False)
     for _ in range(3):

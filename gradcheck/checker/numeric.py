@@ -320,7 +320,7 @@ def _tableau(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
     excess = np.maximum(excess, 0.0)
     error = np.minimum(finer.error, found.error) + excess
     # converged only where the two agree: a disagreement is an error neither tableau saw
-    agree = bool(np.all(excess <= p.eps ** 0.5 * np.maximum(1.0, np.abs(value))))
+    agree = bool(np.all(_settled(p, excess, value)))
     return NumericDerivative(value, error, found.step, p.calls - counted_from,
                              (found.converged or finer.converged) and agree)
 
@@ -375,13 +375,18 @@ def _steps(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
                 break  # every element's error is the rounding noise: smaller steps add noise
         prev = row
     # converged: the error is small, or it is the rounding noise and no step can do better
-    ok = noisy | (err <= p.eps ** 0.5 * np.maximum(1.0, np.abs(best)))
+    ok = noisy | _settled(p, err, best)
     # an element that did not converge (f rough at the step's scale) gets no benefit of the
     # doubt: its error widens to the spread of the plain differences the tableau saw
     if not ok.all():
         err = np.where(ok, err, np.maximum(err, np.max(np.abs(np.stack(plain) - best), axis=0)))
     return NumericDerivative(best.reshape(p.out_shape), err.reshape(p.out_shape), float(h0),
                              p.calls - counted_from, bool(ok.all()))
+
+
+def _settled(p: _Problem, error: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Where ``error`` is small enough for a converged derivative: sqrt(eps) * max(1, |value|)."""
+    return error <= p.eps ** 0.5 * np.maximum(1.0, np.abs(value))
 
 
 def _extrapolated(a1: np.ndarray, a0: np.ndarray, fac: float) -> np.ndarray:
@@ -442,7 +447,11 @@ def one_sided_derivatives(f: Callable[..., Any], args: Sequence[Any],
 
     The sample evaluation is shared and counted in the forward result's ``evaluations``."""
     p = _Problem("one_sided_derivatives", f, args, argnums, tangents, accuracy)
-    h0 = _initial_step(p, step, True, max_iter)
+    return _one_sided(p, _initial_step(p, step, True, max_iter), max_iter)
+
+
+def _one_sided(p: _Problem, h0: float, max_iter: int,
+               ) -> tuple[NumericDerivative, NumericDerivative]:
     forward = _tableau(p, h0, +1, max_iter, True)
     return forward, _tableau(p, h0, -1, max_iter, True, counted_from=p.calls)
 
@@ -504,8 +513,7 @@ def is_kink(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[
     h0 = _initial_step(p, step, True, 6)
     for shrink in range(KINK_SHRINKS + 1):
         try:
-            forward = _tableau(p, h0 / 10.0 ** shrink, +1, 6, True)
-            backward = _tableau(p, h0 / 10.0 ** shrink, -1, 6, True)
+            forward, backward = _one_sided(p, h0 / 10.0 ** shrink, 6)
         except NonFiniteError:
             if shrink:  # smaller steps left f's domain or overflowed: what was seen stands
                 return False

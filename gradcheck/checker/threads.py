@@ -15,6 +15,7 @@ not installed.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Iterator
@@ -48,19 +49,15 @@ def largest_input(inputs: Any) -> int:
     return max(sizes)
 
 
-#: threadpoolctl's view of the loaded libraries, and the count of imported modules when it
-#: was taken.  Finding the libraries reads the process's loaded objects (about 1 ms, 3-5% of
-#: a small check), so it is done again only when modules were imported since: a framework
-#: brings its BLAS with its modules.
-_CONTROLLER: list[Any] = [None, -1]
-
-
-def _controller() -> Any:
+@functools.lru_cache(maxsize=1)
+def _controller(modules: int) -> Any:
+    """threadpoolctl's view of the loaded libraries while ``modules`` modules are imported.
+    Finding the libraries reads the process's loaded objects (about 1 ms, 3-5% of a small
+    check), so it is done again only when modules were imported since: a framework brings
+    its BLAS with its modules."""
     from threadpoolctl import ThreadpoolController
 
-    if _CONTROLLER[0] is None or _CONTROLLER[1] != len(sys.modules):
-        _CONTROLLER[:] = [ThreadpoolController(), len(sys.modules)]
-    return _CONTROLLER[0]
+    return ThreadpoolController()
 
 
 @contextmanager
@@ -71,7 +68,7 @@ def one_blas_thread(largest: int = 0) -> Iterator[None]:
         yield
         return
     try:
-        limits = _controller().limit(limits=1, user_api="blas")
+        limits = _controller(len(sys.modules)).limit(limits=1, user_api="blas")
     except Exception:  # noqa: BLE001 - a speed-up: without it the check runs as it is
         yield
         return
