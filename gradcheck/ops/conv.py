@@ -234,28 +234,63 @@ PADDINGS: tuple[Any, ...] = ("VALID", "SAME", 1, ((1, 0), (0, 2)))
 SIZES = range(1, 6)
 
 
-def _kept(compute: Callable[..., Any]) -> Callable[..., Any]:
-    """``compute(size, ...)`` with its answers kept: drawing one example of a backprop or
-    pooling-gradient op asks it of every size and geometry of the sweep (about 1 800
-    times).  An unhashable argument is worked out afresh."""
-    known = functools.lru_cache(maxsize=8192)(compute)
+def _memo(compute: Callable[..., Any]) -> Callable[..., Any]:
+    """``compute`` with its answers kept (by argument type too: ``True`` is not ``1``); an
+    unhashable argument is worked out afresh."""
+    known = functools.lru_cache(maxsize=8192, typed=True)(compute)
 
     @functools.wraps(compute)
-    def lookup(size: Any, *args: Any, **kwargs: Any) -> Any:
+    def lookup(*args: Any) -> Any:
         try:
-            return known(tuple(size), *args, **kwargs)
+            return known(*args)
         except TypeError:
-            return compute(size, *args, **kwargs)
+            return compute(*args)
     return lookup
 
 
-@_kept
-def _out_size(size: Any, kernel: Any, strides: Any, padding: Any,
-              dilations: Any) -> tuple[int, int] | None:
+@_memo
+def _axes(strides: Any, padding: Any, dilations: Any,
+          explicit_ok: bool) -> tuple[tuple[int, int, Any], ...] | None:
+    """Per spatial axis (stride, dilation, padding: "SAME" or (before, after)), validated as
+    :func:`geometry` validates them; None where it refuses them with a ValueError."""
     try:
-        return geometry("", size, kernel, strides, padding, dilations).out
+        s, d = pair("", "strides", strides), pair("", "dilations", dilations)
+        if isinstance(padding, str) and padding in ("VALID", "SAME"):
+            pads: Any = ((0, 0), (0, 0)) if padding == "VALID" else ("SAME", "SAME")
+        elif isinstance(padding, str) or not explicit_ok:
+            return None
+        else:
+            pads = _explicit("", padding)
     except ValueError:
         return None
+    return (s[0], d[0], pads[0]), (s[1], d[1], pads[1])
+
+
+@functools.lru_cache(maxsize=65536)
+def _axis_out(n: int, k: int, stride: int, dilation: int, pads: Any) -> int | None:
+    """One spatial axis of :func:`geometry`'s output size; None where it is empty."""
+    span = (k - 1) * dilation + 1
+    before, after = _same_pads(n, stride, span) if pads == "SAME" else pads
+    padded = n + before + after
+    return None if padded < span else (padded - span) // stride + 1
+
+
+def _window_out(size: Any, kernel: Any, strides: Any, padding: Any, dilations: Any,
+                explicit_ok: bool) -> tuple[int, int] | None:
+    """``geometry(...).out`` axis by axis, or None where :func:`geometry` raises a ValueError.
+    Drawing one example of a backprop or pooling-gradient op asks this of thousands of sizes
+    and geometries (kept per axis, with the parameters' validation, not recomputed)."""
+    axes = _axes(strides, padding, dilations, explicit_ok)
+    if axes is None:
+        return None
+    h = _axis_out(int(size[0]), int(kernel[0]), *axes[0])
+    w = _axis_out(int(size[1]), int(kernel[1]), *axes[1])
+    return None if h is None or w is None else (h, w)
+
+
+def _out_size(size: Any, kernel: Any, strides: Any, padding: Any,
+              dilations: Any) -> tuple[int, int] | None:
+    return _window_out(size, kernel, strides, padding, dilations, explicit_ok=True)
 
 
 def conv_geometries(size: Any, kernel: Any) -> list[dict[str, Any]]:
@@ -640,10 +675,17 @@ KSIZES: tuple[Any, ...] = (2, 1, 3, (2, 1))
 POOL_STRIDES: tuple[Any, ...] = (1, 2, (2, 1))
 
 
-@_kept
 def _pool_out(size: Any, ksize: Any, strides: Any, padding: str) -> tuple[int, int] | None:
+    """``_pool_geometry(...).out``, or None where it raises a ValueError."""
+    kernel = _pool_kernel(ksize)
+    return None if kernel is None else \
+        _window_out(size, kernel, strides, padding, 1, explicit_ok=False)
+
+
+@_memo
+def _pool_kernel(ksize: Any) -> tuple[int, int] | None:
     try:
-        return _pool_geometry("", size, ksize, strides, padding).out
+        return pair("", "ksize", ksize)
     except ValueError:
         return None
 
