@@ -9,6 +9,11 @@ JOBS   ?= 2
 # Small matrices: one BLAS thread per process is fastest when processes share 2 cores.
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
+# Python writes bytecode (into __pycache__/, which git ignores) even where the environment
+# sets PYTHONDONTWRITEBYTECODE: without it every test process, sweep worker and Dask worker
+# compiled the package again and pytest rewrote every test module's asserts again (four
+# subprocess-heavy test files: 133 s of CPU with it set, 103-109 s without).
+unexport PYTHONDONTWRITEBYTECODE
 PYTEST_ARGS ?=
 # Idle workers take queued tests from busy ones: with xdist's default scheduling one worker
 # was handed all 155 slow registry tests (1-9 s each) and ran alone for the last 108 s.
