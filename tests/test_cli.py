@@ -213,8 +213,10 @@ def test_hypothesis_keeps_its_files_out_of_the_working_folder(
                         lambda path: (homes.append(path), original(path))[1])
     # user_ops puts a module in the working folder (Hypothesis would cache its constants);
     # importing it writes Python's own __pycache__ next to it unless bytecode is off (make
-    # turns it on), which is no file of Hypothesis' or gradcheck's
+    # turns it on; here and in the sweep's worker processes), which is no file of Hypothesis'
+    # or gradcheck's
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     assert main(["run", "--import", user_ops, "--op", "clitest.good_sin", *SMALL,
                  "--json", "r.json"]) == 0
     assert sorted(p.name for p in workdir.iterdir()) == ["clitest_ops.py", "r.json"]
