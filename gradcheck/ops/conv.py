@@ -109,29 +109,51 @@ def _same_pads(n: int, stride: int, span: int) -> Pair:
     return total // 2, total - total // 2
 
 
+def _parameters(op: str, strides: Any, padding: Any, dilations: Any,
+                explicit_ok: bool) -> tuple[Pair, Pair, tuple[Any, Any]]:
+    """Strides, dilations and per spatial axis its padding ("SAME" or (before, after)),
+    validated (the error names the op and the argument)."""
+    s, d = pair(op, "strides", strides), pair(op, "dilations", dilations)
+    if isinstance(padding, str) and padding == "VALID":
+        return s, d, ((0, 0), (0, 0))
+    if isinstance(padding, str) and padding == "SAME":
+        return s, d, ("SAME", "SAME")
+    if isinstance(padding, str):
+        raise ValueError(f"{op}: padding must be 'VALID' or 'SAME' (upper case, as in "
+                         f"TensorFlow) or explicit, got {padding!r}")
+    if not explicit_ok:
+        raise ValueError(f"{op}: padding must be 'VALID' or 'SAME', got {padding!r}")
+    return s, d, _explicit(op, padding)
+
+
+def _axis_pads(n: int, stride: int, span: int, pads: Any) -> Pair:
+    return _same_pads(n, stride, span) if pads == "SAME" else pads
+
+
+@functools.lru_cache(maxsize=65536)
+def _axis_out(n: int, k: int, stride: int, dilation: int, pads: Any) -> int | None:
+    """One spatial axis's output size; None where the window is larger than the padded input."""
+    span = (k - 1) * dilation + 1
+    before, after = _axis_pads(n, stride, span, pads)
+    padded = n + before + after
+    return None if padded < span else (padded - span) // stride + 1
+
+
 def geometry(op: str, size: Any, kernel: Any, strides: Any, padding: Any,
              dilations: Any = 1, explicit_ok: bool = True) -> Geometry:
     """The window geometry of ``op``, validated (the error names the op and the argument)."""
-    s, d = pair(op, "strides", strides), pair(op, "dilations", dilations)
+    s, d, spec = _parameters(op, strides, padding, dilations, explicit_ok)
     size, kernel = (int(size[0]), int(size[1])), (int(kernel[0]), int(kernel[1]))
     span = ((kernel[0] - 1) * d[0] + 1, (kernel[1] - 1) * d[1] + 1)
-    if isinstance(padding, str) and padding == "VALID":
-        pads = ((0, 0), (0, 0))
-    elif isinstance(padding, str) and padding == "SAME":
-        pads = (_same_pads(size[0], s[0], span[0]), _same_pads(size[1], s[1], span[1]))
-    elif isinstance(padding, str):
-        raise ValueError(f"{op}: padding must be 'VALID' or 'SAME' (upper case, as in "
-                         f"TensorFlow) or explicit, got {padding!r}")
-    elif not explicit_ok:
-        raise ValueError(f"{op}: padding must be 'VALID' or 'SAME', got {padding!r}")
-    else:
-        pads = _explicit(op, padding)
-    padded = [size[i] + sum(pads[i]) for i in range(2)]
-    if padded[0] < span[0] or padded[1] < span[1]:
+    pads = (_axis_pads(size[0], s[0], span[0], spec[0]),
+            _axis_pads(size[1], s[1], span[1], spec[1]))
+    out = (_axis_out(size[0], kernel[0], s[0], d[0], spec[0]),
+           _axis_out(size[1], kernel[1], s[1], d[1], spec[1]))
+    if out[0] is None or out[1] is None:
+        padded = (size[0] + sum(pads[0]), size[1] + sum(pads[1]))
         raise ValueError(f"{op}: the window (dilated size {span}) is larger than the padded "
-                         f"input {tuple(padded)}: the output would be empty")
-    out = ((padded[0] - span[0]) // s[0] + 1, (padded[1] - span[1]) // s[1] + 1)
-    return Geometry(size, kernel, s, d, pads, span, out)
+                         f"input {padded}: the output would be empty")
+    return Geometry(size, kernel, s, d, pads, span, (out[0], out[1]))
 
 
 def windows(xp: np.ndarray, geo: Geometry) -> np.ndarray:
@@ -251,28 +273,13 @@ def _memo(compute: Callable[..., Any]) -> Callable[..., Any]:
 @_memo
 def _axes(strides: Any, padding: Any, dilations: Any,
           explicit_ok: bool) -> tuple[tuple[int, int, Any], ...] | None:
-    """Per spatial axis (stride, dilation, padding: "SAME" or (before, after)), validated as
-    :func:`geometry` validates them; None where it refuses them with a ValueError."""
+    """Per spatial axis (stride, dilation, padding) as :func:`geometry` takes them; None
+    where it refuses them with a ValueError."""
     try:
-        s, d = pair("", "strides", strides), pair("", "dilations", dilations)
-        if isinstance(padding, str) and padding in ("VALID", "SAME"):
-            pads: Any = ((0, 0), (0, 0)) if padding == "VALID" else ("SAME", "SAME")
-        elif isinstance(padding, str) or not explicit_ok:
-            return None
-        else:
-            pads = _explicit("", padding)
+        s, d, spec = _parameters("", strides, padding, dilations, explicit_ok)
     except ValueError:
         return None
-    return (s[0], d[0], pads[0]), (s[1], d[1], pads[1])
-
-
-@functools.lru_cache(maxsize=65536)
-def _axis_out(n: int, k: int, stride: int, dilation: int, pads: Any) -> int | None:
-    """One spatial axis of :func:`geometry`'s output size; None where it is empty."""
-    span = (k - 1) * dilation + 1
-    before, after = _same_pads(n, stride, span) if pads == "SAME" else pads
-    padded = n + before + after
-    return None if padded < span else (padded - span) // stride + 1
+    return (s[0], d[0], spec[0]), (s[1], d[1], spec[1])
 
 
 def _window_out(size: Any, kernel: Any, strides: Any, padding: Any, dilations: Any,
