@@ -58,6 +58,7 @@ bench: install  ## speed figures side by side with numpy, autograd, TensorFlow (
 	$(BIN)/python bench/check_cost.py
 	$(BIN)/python bench/scaling.py
 	$(BIN)/python bench/blas_threads.py --busy 1
+	$(BIN)/python bench/report_load.py
 
 sizes:  ## lines per module (modules stay small)
 	@find gradcheck -name '*.py' | xargs wc -l | sort -n | tail -15
