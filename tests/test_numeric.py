@@ -266,6 +266,27 @@ def test_smooth_points_are_not_kinks(name, f, args, argnums, tangents):
     assert not is_kink(f, args, argnums, tangents)
 
 
+def test_a_noise_bound_agreement_is_not_shrunk_again():
+    # A direction moving 10^5 components: each side's error estimate is the probes' rounding
+    # off the line, which grows tenfold with every tenfold smaller step.  Shrinking cannot
+    # make the agreement tell; it stops after the first round whose estimates are all noise
+    # (17 evaluations here; 37 before, and in a check of tanh at a given 10^5-element point
+    # all KINK_SHRINKS + 1 rounds ran).
+    x = np.random.default_rng(1).standard_normal(100_000)
+    u = np.random.default_rng(2).standard_normal(100_000)
+    counted = count_evaluations(np.tanh)
+    assert not is_kink(counted, [x], 0, [u])
+    assert counted.calls <= 20
+
+
+def test_a_kink_among_many_noisy_components_is_still_found():
+    # the same direction, with relu's kink at one of the moved components
+    x = np.random.default_rng(1).standard_normal(100_000)
+    x[123] = 0.0
+    u = np.abs(np.random.default_rng(2).standard_normal(100_000)) + 0.5
+    assert is_kink(lambda a: np.maximum(a, 0.0), [x], 0, [u])
+
+
 @pytest.mark.parametrize("f,df,x", [(np.exp, np.exp, 0.3), (np.sin, np.cos, 1e4),
                                     (np.log, lambda x: 1 / x, 0.01)])
 def test_one_sided_derivatives_accurate_on_smooth_functions(f, df, x):

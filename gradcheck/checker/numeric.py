@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -67,13 +67,15 @@ FINER_MOVED = 1000
 class NumericDerivative:
     """A numeric directional derivative, shaped like f's output, with its estimated absolute
     error (elementwise), the initial step, the number of calls of f, and whether every element
-    reached an error below sqrt(eps) * max(1, |value|)."""
+    reached an error below sqrt(eps) * max(1, |value|); from one tableau, also where the
+    error is f's rounding noise (smaller steps only make it larger), else None."""
 
     value: np.ndarray
     error: np.ndarray
     step: float
     evaluations: int
     converged: bool
+    noisy: np.ndarray | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -381,7 +383,8 @@ def _steps(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
     if not ok.all():
         err = np.where(ok, err, np.maximum(err, np.max(np.abs(np.stack(plain) - best), axis=0)))
     return NumericDerivative(best.reshape(p.out_shape), err.reshape(p.out_shape), float(h0),
-                             p.calls - counted_from, bool(ok.all()))
+                             p.calls - counted_from, bool(ok.all()),
+                             noisy.reshape(p.out_shape))
 
 
 def _settled(p: _Problem, error: np.ndarray, value: np.ndarray) -> np.ndarray:
@@ -508,7 +511,8 @@ def is_kink(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[
     While their agreement rests on the error estimates (one side's steps cross a switch of f
     close to the sample, a near tie of a max, and its tableau estimates an error the size of
     the derivative), the two are compared again from steps ten times smaller, up to
-    :data:`KINK_SHRINKS` times."""
+    :data:`KINK_SHRINKS` times, but not once every estimate in the way is f's rounding noise
+    (a direction moving many components: smaller steps would only make it larger)."""
     p = _Problem("is_kink", f, args, argnums, tangents, accuracy)
     h0 = _initial_step(p, step, True, 6)
     for shrink in range(KINK_SHRINKS + 1):
@@ -521,9 +525,20 @@ def is_kink(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[
         differ, told = _sides_differ(forward, backward, rtol, atol)
         if differ:
             return True
-        if told:
+        if told or _only_noise_untold(forward, backward, rtol, atol):
             return False
     return False
+
+
+def _allowance(forward: NumericDerivative, backward: NumericDerivative, rtol: float | None,
+               atol: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """What the one-sided derivatives may differ by: the fixed part
+    ``atol + rtol * max(|forward|, |backward|)`` and the error estimates' part."""
+    dtype = np.result_type(forward.value, backward.value)
+    tol = float(np.finfo(dtype).eps) ** (1 / 3)
+    rtol, atol = (tol if rtol is None else rtol), (tol if atol is None else atol)
+    fixed = atol + rtol * np.maximum(np.abs(forward.value), np.abs(backward.value))
+    return fixed, KINK_SAFETY * (forward.error + backward.error)
 
 
 def _sides_differ(forward: NumericDerivative, backward: NumericDerivative,
@@ -531,13 +546,20 @@ def _sides_differ(forward: NumericDerivative, backward: NumericDerivative,
     """Whether the one-sided derivatives differ beyond their allowance, and whether their
     agreement (if they agree) tells: it does unless their error estimates, rather than the
     tolerance, are what lets some element agree."""
-    dtype = np.result_type(forward.value, backward.value)
-    tol = float(np.finfo(dtype).eps) ** (1 / 3)
-    rtol, atol = (tol if rtol is None else rtol), (tol if atol is None else atol)
+    fixed, estimated = _allowance(forward, backward, rtol, atol)
     gap = np.abs(forward.value - backward.value)
-    fixed = atol + rtol * np.maximum(np.abs(forward.value), np.abs(backward.value))
-    estimated = KINK_SAFETY * (forward.error + backward.error)
     return bool(np.any(gap > estimated + fixed)), bool(np.all(estimated <= fixed))
+
+
+def _only_noise_untold(forward: NumericDerivative, backward: NumericDerivative,
+                       rtol: float | None, atol: float | None) -> bool:
+    """Whether every element whose agreement rests on the error estimates has both sides'
+    estimates at f's rounding noise: smaller steps only make those larger (a side whose
+    steps cross a switch of f estimates a truncation error instead), so they cannot tell."""
+    if forward.noisy is None or backward.noisy is None:
+        return False
+    fixed, estimated = _allowance(forward, backward, rtol, atol)
+    return not np.any((estimated > fixed) & ~(forward.noisy & backward.noisy))
 
 
 #: :func:`is_jump` compares differences at steps this many times apart.
