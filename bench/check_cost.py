@@ -15,7 +15,9 @@ by side:
   mode builds the whole Jacobian, so this must stay flat or fall;
 * **vs others**: the same functions (a few elementwise ops and matmul, at one input) through
   gradcheck fast mode, autograd's ``check_grads`` (order 2), and, where installed,
-  ``torch.autograd.gradcheck`` + ``gradgradcheck`` and ``jax.test_util.check_grads``.
+  ``torch.autograd.gradcheck`` + ``gradgradcheck`` and ``jax.test_util.check_grads``;
+  each checker first checks ``x*x`` once, untimed (its imports and first-call caches: torch's
+  first check took 4.6 s, JAX's first checks 0.5-1.2 s each while it compiled kernels).
 
 Times are the minimum over ``--repeat`` runs (the machine is shared: relative figures).
 """
@@ -110,61 +112,80 @@ class Counted:
         return self.fn(*args)
 
 
-def ours(name: str) -> str:
-    fn, _ = FUNCTIONS[name]
-    seconds, report = timed(lambda: check(lambda *a: fn(gnp, *a), inputs=inputs_for(name),
-                                          examples=4))
-    return f"{seconds:.3f} s / {evaluations(report)}"
+#: What each checker checks once, untimed, before the table: imports, first-call caches
+#: and kernels of every framework are then out of the figures.
+WARM = (lambda m, x: x * x, np.linspace(0.5, 1.5, 6))
+Run = Callable[[], int]
 
 
-def autograd_check(name: str) -> str:
+def ours(fn: Callable[..., Any], xs: tuple[np.ndarray, ...]) -> Run | None:
+    def run() -> int:
+        return evaluations(check(lambda *a: fn(gnp, *a), inputs=xs, examples=4))
+    return run
+
+
+def autograd_check(fn: Callable[..., Any], xs: tuple[np.ndarray, ...]) -> Run | None:
     try:
         import autograd.numpy as anp
         from autograd.test_util import check_grads
     except ImportError:
-        return "not installed"
-    fn, _ = FUNCTIONS[name]
-    f = Counted(lambda *a: fn(anp, *a))
-    seconds, _ = timed(lambda: check_grads(f, modes=["fwd", "rev"], order=2)(*inputs_for(name)))
-    return f"{seconds:.3f} s / {f.calls}"
+        return None
+
+    def run() -> int:
+        f = Counted(lambda *a: fn(anp, *a))
+        check_grads(f, modes=["fwd", "rev"], order=2)(*xs)
+        return f.calls
+    return run
 
 
-def torch_check(name: str) -> str:
+def torch_check(fn: Callable[..., Any], xs: tuple[np.ndarray, ...]) -> Run | None:
     try:
         import torch
     except ImportError:
-        return "not installed"
-    fn, _ = FUNCTIONS[name]
-    f = Counted(lambda *a: fn(torch, *a))
-    xs = tuple(torch.tensor(x, dtype=torch.float64, requires_grad=True)
-               for x in inputs_for(name))
+        return None
 
-    def run() -> None:
-        torch.autograd.gradcheck(f, xs)
-        torch.autograd.gradgradcheck(f, xs)
-
-    seconds, _ = timed(run)
-    return f"{seconds:.3f} s / {f.calls}"
+    def run() -> int:
+        f = Counted(lambda *a: fn(torch, *a))
+        ts = tuple(torch.tensor(x, dtype=torch.float64, requires_grad=True) for x in xs)
+        torch.autograd.gradcheck(f, ts)
+        torch.autograd.gradgradcheck(f, ts)
+        return f.calls
+    return run
 
 
-def jax_check(name: str) -> str:
+def jax_check(fn: Callable[..., Any], xs: tuple[np.ndarray, ...]) -> Run | None:
     try:
         import jax
         import jax.numpy as jnp
         from jax.test_util import check_grads
     except ImportError:
-        return "not installed"
+        return None
     jax.config.update("jax_enable_x64", True)
-    fn, _ = FUNCTIONS[name]
-    f = Counted(lambda *a: fn(jnp, *a))
-    xs = tuple(jnp.asarray(x) for x in inputs_for(name))
-    seconds, _ = timed(lambda: check_grads(f, xs, order=2, modes=["fwd", "rev"]))
-    return f"{seconds:.3f} s / {f.calls}"
+
+    def run() -> int:
+        f = Counted(lambda *a: fn(jnp, *a))
+        check_grads(f, tuple(jnp.asarray(x) for x in xs), order=2, modes=["fwd", "rev"])
+        return f.calls
+    return run
 
 
-def comparison_rows() -> list[Row]:
-    return [[name, ours(name), autograd_check(name), torch_check(name), jax_check(name)]
-            for name in FUNCTIONS]
+def comparison_rows(repeat: int) -> list[Row]:
+    """Per function, each checker's best time of ``repeat`` and its evaluations of the
+    function, after one untimed check of :data:`WARM` by that checker."""
+    rows = {name: [name] for name in FUNCTIONS}
+    for make in (ours, autograd_check, torch_check, jax_check):
+        warm = make(WARM[0], (WARM[1],))
+        if warm is None:
+            for row in rows.values():
+                row.append("not installed")
+            continue
+        warm()
+        for name, (fn, _) in FUNCTIONS.items():
+            runner = make(fn, inputs_for(name))
+            assert runner is not None
+            seconds, calls = best(runner, repeat)
+            rows[name].append(f"{seconds:.3f} s / {calls}")
+    return list(rows.values())
 
 
 # -- fast mode against the input size --------------------------------------------------------
@@ -256,9 +277,10 @@ def main() -> None:
           ["function", "input", "jacobian elements", "check s", "us / element", "evals",
            "verdict"], full_rows(args.repeat))
     if not args.skip_others:
-        table("vs others: seconds / evaluations of the function (order 2 where offered)",
+        table(f"vs others: seconds (best of {args.repeat}, after one untimed check of x*x by "
+              "each checker) / evaluations of the function (order 2 where offered)",
               ["function", "gradcheck fast", "autograd check_grads",
-               "torch gradcheck+gradgrad", "jax check_grads"], comparison_rows())
+               "torch gradcheck+gradgrad", "jax check_grads"], comparison_rows(args.repeat))
 
 
 if __name__ == "__main__":
