@@ -63,6 +63,17 @@ def test_the_registrys_strata_take_every_choice(name: str, count: int) -> None:
     assert unmet_choices(target.param_space(), found) == []
 
 
+@pytest.mark.parametrize("name", ["reshape", "broadcast_to"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_choices_offered_at_one_input_shape_only_are_taken(name: str, seed: int) -> None:
+    # reshape's target shapes (the reversed shape, a leading 1) exist for one input shape
+    # each: a random redraw of the shapes seldom offers them again (16 draws often found
+    # none), so later draws take the shapes of the example that offered the choice
+    target = OpTarget(gc.default_registry.get(name))
+    found = _strata(target, "float64", 8, seed)
+    assert unmet_choices(target.param_space(), found) == []
+
+
 def test_the_seed_turns_the_strata_choices() -> None:
     target = OpTarget(gc.default_registry.get("sum"))
     at = {seed: [e.params for e in _strata(target, "float64", 3, seed)] for seed in (0, 1)}

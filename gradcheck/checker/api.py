@@ -474,9 +474,12 @@ def _strata(t: Target, dtype: str, count: int, seed: int) -> list[Any]:
             tried.add((name, choice_key(value)))
             if any(took(e, name, value, space) for e in found):
                 continue  # an added stratum took it on the way
+            offering = _offering(space, found, name, value)
             for attempt in range(CHOICE_ATTEMPTS):  # drawn shapes of too few dimensions
-                # lack it: each attempt takes the next magnitude and shape family
-                example = _forced(t, dtype, seed, k, added + attempt, name, value)
+                # lack it: each attempt takes the next magnitude and shape family; after
+                # RANDOM_ATTEMPTS, the shapes of an example that offered it
+                at = offering if attempt >= RANDOM_ATTEMPTS else None
+                example = _forced(t, dtype, seed, k, added + attempt, name, value, at)
                 k += 1
                 if example is not None:
                     found.append(example)  # (drawing is cheap: only a taker is examined)
@@ -487,13 +490,28 @@ def _strata(t: Target, dtype: str, count: int, seed: int) -> list[Any]:
     return found
 
 
-def _forced(t: Target, dtype: str, seed: int, k: int, n: int, name: str,
-            value: Any) -> Any:
+def _offering(space: Any, found: list[Any], name: str,
+              value: Any) -> tuple[tuple[int, ...], ...] | None:
+    """The shapes of the first example in ``found`` (one with elements first) at which
+    parameter ``name``'s choices include ``value``; None when its choices do not depend on
+    the shapes, or none does."""
+    entry = space.get(name) if isinstance(space, dict) else None
+    if not callable(entry):
+        return None
+    key = choice_key(value)
+    for example in sorted(found, key=lambda e: not _has_elements(e)):
+        if any(choice_key(v) == key for v in param_choices(entry, example.shapes)):
+            return tuple(tuple(s) for s in example.shapes)
+    return None
+
+
+def _forced(t: Target, dtype: str, seed: int, k: int, n: int, name: str, value: Any,
+            shapes: tuple[tuple[int, ...], ...] | None = None) -> Any:
     """An example of stratum ``k`` made to take ``value`` for parameter ``name`` (magnitude
-    and shape family the ``n``-th of :data:`ADDED_STRATA`), or None when the drawn shapes do
-    not offer it."""
+    and shape family the ``n``-th of :data:`ADDED_STRATA`; at ``shapes`` when given), or None
+    when its shapes do not offer it."""
     scale, family = ADDED_STRATA[n % len(ADDED_STRATA)]
-    stratum = Stratum(scale, family, k, turn=k + seed, force=((name, value),))
+    stratum = Stratum(scale, family, k, turn=k + seed, force=((name, value),), shapes=shapes)
     example = draw_one(t.strategy(dtype, stratum), _stratum_seed(seed, k))
     return example if example is not None and \
         took(example, name, value, t.param_space()) else None
@@ -512,6 +530,10 @@ def _stratum_seed(seed: int, k: int) -> int:
 ADDED_STRATA = ((1.0, "batched"), (0.1, "broadcast"), (3.0, "batched"), (10.0, "broadcast"))
 #: Draws per unmet choice (a drawn shape of too few dimensions may not offer it).
 CHOICE_ATTEMPTS = 8
+#: Of those, the draws with shapes drawn at random; the rest take the shapes of an example
+#: that offered the choice, when it depends on the shapes (reshape's target shapes are
+#: offered by one input shape each: 16 random draws often found none).
+RANDOM_ATTEMPTS = 2
 #: At most this many strata are added per dtype for unmet choices.
 MAX_ADDED_STRATA = 16
 #: Strata numbers from here on: those drawn for a choice whose examples were all skipped.

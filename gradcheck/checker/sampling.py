@@ -66,6 +66,9 @@ class Stratum:
     force: tuple[tuple[str, Any], ...] = ()
     #: The shape form (see :data:`FORMS`); None: the family's usual shapes.
     form: str | None = None
+    #: The input shapes to take instead of drawing them (a forced choice that depends on
+    #: the shapes, taken at shapes that offered it); None: drawn.
+    shapes: tuple[tuple[int, ...], ...] | None = None
 
     @property
     def phase(self) -> int:
@@ -420,6 +423,12 @@ def _fitted(draw: Any, op: Op, shapes_spec: Any, n: int,
     """The shapes and parameters of one example, drawn again while a parameter has no choice
     at the shapes (an axis of a 0-d array: a misfit, like an axis out of range) and, in a
     stratum made to take a choice, while they do not offer it; None when nothing fits."""
+    if stratum is not None and stratum.shapes is not None:
+        shapes = [tuple(s) for s in stratum.shapes]
+        try:
+            return shapes, _draw_params(draw, op.meta.get("params"), shapes, stratum)
+        except NoChoice:
+            return None
     fit = None
     for family, form in _tries(stratum):
         shapes = _shapes(draw, op, shapes_spec, n, family, form)
