@@ -525,41 +525,28 @@ def is_kink(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[
         differ, told = _sides_differ(forward, backward, rtol, atol)
         if differ:
             return True
-        if told or _only_noise_untold(forward, backward, rtol, atol):
+        if told:
             return False
     return False
 
 
-def _allowance(forward: NumericDerivative, backward: NumericDerivative, rtol: float | None,
-               atol: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """What the one-sided derivatives may differ by: the fixed part
-    ``atol + rtol * max(|forward|, |backward|)`` and the error estimates' part."""
+def _sides_differ(forward: NumericDerivative, backward: NumericDerivative,
+                  rtol: float | None, atol: float | None) -> tuple[bool, bool]:
+    """Whether the one-sided derivatives differ beyond their allowance, and whether the
+    answer stands.  An agreement stands unless their error estimates, rather than the
+    tolerance, are what lets some element agree; it stands too when every such element has
+    both sides' estimates at f's rounding noise: smaller steps only make those larger (a side
+    whose steps cross a switch of f estimates a truncation error instead)."""
     dtype = np.result_type(forward.value, backward.value)
     tol = float(np.finfo(dtype).eps) ** (1 / 3)
     rtol, atol = (tol if rtol is None else rtol), (tol if atol is None else atol)
-    fixed = atol + rtol * np.maximum(np.abs(forward.value), np.abs(backward.value))
-    return fixed, KINK_SAFETY * (forward.error + backward.error)
-
-
-def _sides_differ(forward: NumericDerivative, backward: NumericDerivative,
-                  rtol: float | None, atol: float | None) -> tuple[bool, bool]:
-    """Whether the one-sided derivatives differ beyond their allowance, and whether their
-    agreement (if they agree) tells: it does unless their error estimates, rather than the
-    tolerance, are what lets some element agree."""
-    fixed, estimated = _allowance(forward, backward, rtol, atol)
     gap = np.abs(forward.value - backward.value)
-    return bool(np.any(gap > estimated + fixed)), bool(np.all(estimated <= fixed))
-
-
-def _only_noise_untold(forward: NumericDerivative, backward: NumericDerivative,
-                       rtol: float | None, atol: float | None) -> bool:
-    """Whether every element whose agreement rests on the error estimates has both sides'
-    estimates at f's rounding noise: smaller steps only make those larger (a side whose
-    steps cross a switch of f estimates a truncation error instead), so they cannot tell."""
-    if forward.noisy is None or backward.noisy is None:
-        return False
-    fixed, estimated = _allowance(forward, backward, rtol, atol)
-    return not np.any((estimated > fixed) & ~(forward.noisy & backward.noisy))
+    fixed = atol + rtol * np.maximum(np.abs(forward.value), np.abs(backward.value))
+    estimated = KINK_SAFETY * (forward.error + backward.error)
+    untold = estimated > fixed
+    if forward.noisy is not None and backward.noisy is not None:
+        untold &= ~(forward.noisy & backward.noisy)
+    return bool(np.any(gap > estimated + fixed)), not bool(np.any(untold))
 
 
 #: :func:`is_jump` compares differences at steps this many times apart.
