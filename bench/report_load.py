@@ -126,13 +126,21 @@ class RootAttributes(HTMLParser):
             self.root = dict(attrs)
 
 
-def chromium() -> str:
-    """Path of the Chromium binary; exits saying how to install it when there is none."""
+def find_chromium() -> tuple[str | None, str]:
+    """The Chromium binary (``GRADCHECK_CHROMIUM``, else ``/usr/bin/chromium``, else
+    ``chromium`` on the PATH), None when it is not an executable file; and where it looked."""
     path = os.environ.get("GRADCHECK_CHROMIUM") or (
         "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else shutil.which("chromium"))
-    if path is None or not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        sys.exit(f"Chromium not found (looked for {path or '/usr/bin/chromium'}): install the "
-                 "Debian package 'chromium' or set GRADCHECK_CHROMIUM")
+    found = path is not None and os.path.isfile(path) and os.access(path, os.X_OK)
+    return (path if found else None), path or "/usr/bin/chromium"
+
+
+def chromium() -> str:
+    """Path of the Chromium binary; exits saying how to install it when there is none."""
+    path, looked = find_chromium()
+    if path is None:
+        sys.exit(f"Chromium not found (looked for {looked}): install the Debian package "
+                 "'chromium' or set GRADCHECK_CHROMIUM")
     return path
 
 

@@ -8,8 +8,6 @@ to use a Chromium elsewhere.
 
 from __future__ import annotations
 
-import os
-import shutil
 import struct
 import subprocess
 from html.parser import HTMLParser
@@ -23,28 +21,18 @@ from gradcheck.render import write_html
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-]
+#: The bench script that measures the report's load time: its Chromium, its flags, the
+#: registry-sized results and the page probe are the ones these tests use.
+REPORT_LOAD = bench_scripts.load("report_load")
 WINDOW = (1280, 1600)
 
 
 def chromium() -> str:
     """Path of the Chromium binary, or a failed test saying how to install it."""
-    path = os.environ.get("GRADCHECK_CHROMIUM") or (
-        "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else shutil.which("chromium")
-    )
-    if path is None or not (os.path.isfile(path) and os.access(path, os.X_OK)):
+    path, looked = REPORT_LOAD.find_chromium()
+    if path is None:
         pytest.fail(
-            f"Chromium not found (looked for {path or '/usr/bin/chromium'}): the browser tests "
+            f"Chromium not found (looked for {looked}): the browser tests "
             "need it. Install it with `apt-get update && apt-get install -y chromium` (Debian "
             "package 'chromium'), or set GRADCHECK_CHROMIUM to a Chromium binary.",
             pytrace=False,
@@ -55,7 +43,7 @@ def chromium() -> str:
 def run_chromium(tmp_path: Path, url: str, *args: str) -> subprocess.CompletedProcess[str]:
     profile = tmp_path / "chromium-profile"
     profile.mkdir(exist_ok=True)
-    command = [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, url]
+    command = [chromium(), *REPORT_LOAD.FLAGS, f"--user-data-dir={profile}", *args, url]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     if done.returncode != 0:
         pytest.fail(f"chromium exited with {done.returncode}:\n{done.stderr[-3000:]}")
@@ -196,8 +184,7 @@ MAX_BYTES = 2_000_000
 
 
 def test_full_registry_report_is_small_and_fits_1280px(tmp_path: Path) -> None:
-    bench = bench_scripts.load("report_load")
-    page, size = bench.probe_page(bench.large_results(155), tmp_path, "full")
+    page, size = REPORT_LOAD.probe_page(REPORT_LOAD.large_results(155), tmp_path, "full")
     collector = RowCollector()
     collector.feed(run_chromium(tmp_path, page.resolve().as_uri(), "--dump-dom",
                                 "--window-size=1280,900").stdout)
