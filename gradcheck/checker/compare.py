@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker import numeric
+from gradcheck.checker.probes import Probes, same_line
 from gradcheck.checker.tolerances import Tolerances, Verdict, elementwise, scalar, top
 
 __all__ = ["Outcome", "Linearization", "flat", "dot", "absdot", "fast_forward",
@@ -135,6 +136,9 @@ class Linearization:
         self._jacobian: tuple[np.ndarray, np.ndarray] | None = None
         self._f0: list[np.ndarray] | None = None
         self._derivatives: list[tuple[list[np.ndarray], tuple[np.ndarray, np.ndarray]]] = []
+        #: phi's values along the last line it was differentiated along: a kink test or a
+        #: refinement after a derivative shares its probes (see :mod:`probes`).
+        self._line: tuple[list[np.ndarray], Probes] | None = None
         #: The tableau's own error estimates beyond what :meth:`_coarse`'s rounding of
         #: outputs coarser than float64 explains (astype float32 makes the tableau's spread
         #: 1e-3 of the derivative), by derivative and for the Jacobian: what says whether the
@@ -184,12 +188,18 @@ class Linearization:
         self._derivatives.append((dirs, result))
         return result
 
+    def probes(self, dirs: list[np.ndarray]) -> Probes:
+        """The probes kept along ``dirs`` (float64 arrays): one line's at a time."""
+        if self._line is None or not same_line(self._line[0], dirs):
+            self._line = (dirs, Probes())
+        return self._line[1]
+
     def _derivative(self, dirs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         if self.empty:
             n = sum(int(np.prod(s, dtype=np.int64)) for s in self.out_shapes)
             return np.zeros(n), np.zeros(n)
         d = numeric.directional_derivative(self.calls, self.point, self.argnums, dirs,
-                                           accuracy=self.accuracy)
+                                           accuracy=self.accuracy, probes=self.probes(dirs))
         value, error = np.ravel(d.value).astype(np.float64), np.ravel(d.error)
         if not (np.all(np.isfinite(value)) and np.all(np.isfinite(error))):
             # the function is not finite near the point: no numeric reference here
@@ -255,16 +265,19 @@ class Linearization:
         return size if self.accuracy == "entrywise" else \
             np.full(size.size, np.max(size, initial=0.0))
 
-    def is_kink(self, dirs: Sequence[np.ndarray]) -> bool:
+    def is_kink(self, dirs: Sequence[np.ndarray], shrinks: int = numeric.KINK_SHRINKS) -> bool:
         """Left and right derivatives along ``dirs`` disagree, or ``phi`` jumps along them
         (a point of non-differentiability: a second-order path's ``phi`` is a gradient,
-        which jumps where the function has a kink)."""
+        which jumps where the function has a kink).  ``shrinks``: how many times the sides
+        may be compared again from ten times smaller steps (see :func:`numeric.is_kink`)."""
         if self.empty:
             return False
         dirs = [np.asarray(u, np.float64) for u in dirs]
+        probes = self.probes(dirs)
         return numeric.is_kink(self.calls, self.point, self.argnums, dirs,
-                               accuracy=self.accuracy) or \
-            numeric.is_jump(self.calls, self.point, self.argnums, dirs, accuracy=self.accuracy)
+                               accuracy=self.accuracy, shrinks=shrinks, probes=probes) or \
+            numeric.is_jump(self.calls, self.point, self.argnums, dirs, accuracy=self.accuracy,
+                            probes=probes)
 
     def refine(self, dirs: Sequence[np.ndarray], current: np.ndarray | None = None) -> bool:
         """Replace the cached derivative along ``dirs`` by one from smaller steps (see
@@ -275,7 +288,7 @@ class Linearization:
         if self.empty:
             return False
         found = numeric.refined_derivative(self.calls, self.point, self.argnums, dirs,
-                                           accuracy=self.accuracy)
+                                           accuracy=self.accuracy, probes=self.probes(dirs))
         if current is None:
             current = self.own_error(dirs)
         if found is None or np.max(found.error, initial=0.0) >= np.max(current, initial=0.0):

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checker.probes import Probes
 from gradcheck.checker.tolerances import current_overrides
 from gradcheck.engine.op import ACCURACIES
 
@@ -113,11 +114,13 @@ def default_step(dtype: Any, richardson: bool = True) -> float:
 
 class _Problem:
     """Validated f, args, argnums and tangents; evaluates f at x + h*u, checking finiteness.
-    ``who`` (the public function) prefixes every error message."""
+    ``who`` (the public function) prefixes every error message.  With ``probes``, f's values
+    at the sample and at probe points are taken from there when it has them, and kept there
+    (see :mod:`gradcheck.checker.probes`)."""
 
     def __init__(self, who: str, f: Callable[..., Any], args: Sequence[Any],
                  argnums: int | Sequence[int], tangents: Any,
-                 accuracy: str = "entrywise") -> None:
+                 accuracy: str = "entrywise", probes: Probes | None = None) -> None:
         self.who, self.f, self.args = who, f, list(args)
         if accuracy not in ACCURACIES:
             raise ValueError(f"{who}: accuracy must be one of {', '.join(ACCURACIES)}, "
@@ -140,10 +143,18 @@ class _Problem:
         except ValueError as e:
             raise type(e)(f"{who}: {e}") from None
         self.dtype = np.result_type(*(self.args[i] for i in self.argnums))
-        self.calls, self.out_shape = 0, ()
+        self.calls = 0
+        self.out_shape: tuple[int, ...] = ()
         self.sizes: tuple[int, ...] = ()  # each output array's size (set by every call)
         self._tangents_known()
-        self.f0 = self._call(self.args, "the sample point")
+        self.probes = probes
+        if probes is not None and probes.sample is not None:
+            self.f0, self.out_shape, self.sizes = probes.sample
+            probes.reused += 1
+        else:
+            self.f0 = self._call(self.args, "the sample point")
+            if probes is not None:
+                probes.keep_sample(self.f0, self.out_shape, self.sizes)
         self.eps = float(np.finfo(np.result_type(self.dtype, self.f0.real.dtype)).eps)
 
     def _tangents_known(self) -> None:
@@ -167,7 +178,7 @@ class _Problem:
     def along(self, tangents: list[np.ndarray]) -> _Problem:
         """The same sample probed along other (trusted) tangents, with a fresh call count."""
         new = object.__new__(_Problem)
-        new.__dict__.update(self.__dict__, tangents=tangents, calls=0)
+        new.__dict__.update(self.__dict__, tangents=tangents, calls=0, probes=None)
         new._tangents_known()
         return new
 
@@ -182,6 +193,16 @@ class _Problem:
     def at(self, h: float) -> tuple[np.ndarray, float, float]:
         """f at x + h*u (ravelled, concatenated), the step h_eff taken along u, and the l1 norm
         of the probe's rounding off x + h_eff*u (zero when u has a single nonzero component)."""
+        if self.probes is not None:
+            kept = self.probes.at(h)
+            if kept is not None:
+                return kept
+        found = self._probe(h)
+        if self.probes is not None:
+            self.probes.keep(h, found)
+        return found
+
+    def _probe(self, h: float) -> tuple[np.ndarray, float, float]:
         args, moves, steps = list(self.args), [], []
         for i, u in zip(self.argnums, self.tangents, strict=True):
             steps.append(h * u)
@@ -427,7 +448,8 @@ def _initial_step(p: _Problem, step: float | None, richardson: bool, max_iter: i
 def directional_derivative(f: Callable[..., Any], args: Sequence[Any],
                            argnums: int | Sequence[int], tangents: Any, *,
                            step: float | None = None, richardson: bool = True,
-                           max_iter: int = 6, accuracy: str = "entrywise") -> NumericDerivative:
+                           max_iter: int = 6, accuracy: str = "entrywise",
+                           probes: Probes | None = None) -> NumericDerivative:
     """Numeric JVP: d/dh f(x + h*u) at h = 0, where u is ``tangents`` (one per argnum).
 
     With ``richardson``, central differences at ``step / 1.4**i`` (i < max_iter) feed Ridders'
@@ -435,8 +457,9 @@ def directional_derivative(f: Callable[..., Any], args: Sequence[Any],
     the difference at ``step``.  The default step is :func:`default_step` times the input scale
     (see ``_Problem.scale``).  Tuple outputs are ravelled and concatenated.  ``accuracy``: what
     f's evaluation error is relative to, which the error estimate's rounding noise follows
-    (see :data:`ACCURACIES`)."""
-    p = _Problem("directional_derivative", f, args, argnums, tangents, accuracy)
+    (see :data:`ACCURACIES`).  ``probes``: f's values along this line, shared with other
+    calls at the same f, sample and tangents (see :mod:`gradcheck.checker.probes`)."""
+    p = _Problem("directional_derivative", f, args, argnums, tangents, accuracy, probes)
     h0 = _initial_step(p, step, richardson, max_iter)
     return _tableau(p, h0, 0, max_iter if richardson else 2, richardson)
 
@@ -468,16 +491,18 @@ REFINE_SHRINKS = 6
 def refined_derivative(f: Callable[..., Any], args: Sequence[Any],
                        argnums: int | Sequence[int], tangents: Any, *,
                        step: float | None = None, max_iter: int = 6,
-                       accuracy: str = "entrywise") -> NumericDerivative | None:
+                       accuracy: str = "entrywise",
+                       probes: Probes | None = None) -> NumericDerivative | None:
     """The directional derivative from steps 10, 100, ... times smaller than the default,
     for a sample a step away from a kink (relu at x = 1e-5, clamp near its bound): the
     default steps cross it, and the tableau's error estimate is then of the order of the
     derivative itself.  Smaller steps stay on one side; the first two successive step sizes
     whose converged tableaux agree within their error estimates give the result (its error
     widened to their disagreement).  None when none do (the sample is on the kink, or f is
-    rough at every scale tried): the caller then tests for a kink."""
+    rough at every scale tried): the caller then tests for a kink.  ``probes``: as for
+    :func:`directional_derivative`."""
     try:
-        p = _Problem("refined_derivative", f, args, argnums, tangents, accuracy)
+        p = _Problem("refined_derivative", f, args, argnums, tangents, accuracy, probes)
         h0 = _initial_step(p, step, True, max_iter)
         previous = None
         for shrink in range(1, REFINE_SHRINKS + 1):
@@ -502,7 +527,8 @@ KINK_SHRINKS = 6
 
 def is_kink(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[int],
             tangents: Any, *, rtol: float | None = None, atol: float | None = None,
-            step: float | None = None, accuracy: str = "entrywise") -> bool:
+            step: float | None = None, accuracy: str = "entrywise",
+            shrinks: int = KINK_SHRINKS, probes: Probes | None = None) -> bool:
     """True when the forward and backward derivatives along u clearly disagree: the sample sits
     on (or within a step of) a point of non-differentiability such as relu or abs at 0.
 
@@ -511,11 +537,15 @@ def is_kink(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[
     While their agreement rests on the error estimates (one side's steps cross a switch of f
     close to the sample, a near tie of a max, and its tableau estimates an error the size of
     the derivative), the two are compared again from steps ten times smaller, up to
-    :data:`KINK_SHRINKS` times, but not once every estimate in the way is f's rounding noise
-    (a direction moving many components: smaller steps would only make it larger)."""
-    p = _Problem("is_kink", f, args, argnums, tangents, accuracy)
+    ``shrinks`` (default :data:`KINK_SHRINKS`) times, but not once every estimate in the way
+    is f's rounding noise (a direction moving many components: smaller steps would only make
+    it larger).  ``shrinks=0`` compares the sides at the default steps only.  ``probes``: as
+    for :func:`directional_derivative` (the first steps are a central tableau's)."""
+    if isinstance(shrinks, bool) or not isinstance(shrinks, (int, np.integer)) or shrinks < 0:
+        raise ValueError(f"is_kink: shrinks must be a non-negative integer, got {shrinks!r}")
+    p = _Problem("is_kink", f, args, argnums, tangents, accuracy, probes)
     h0 = _initial_step(p, step, True, 6)
-    for shrink in range(KINK_SHRINKS + 1):
+    for shrink in range(int(shrinks) + 1):
         try:
             forward, backward = _one_sided(p, h0 / 10.0 ** shrink, 6)
         except NonFiniteError:
@@ -554,14 +584,16 @@ JUMP_RATIO = 100.0
 
 
 def is_jump(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[int],
-            tangents: Any, *, step: float | None = None, accuracy: str = "entrywise") -> bool:
+            tangents: Any, *, step: float | None = None, accuracy: str = "entrywise",
+            probes: Probes | None = None) -> bool:
     """True when f jumps along u at (or within a small step of) the sample: the central
     difference ``f(x + h u) - f(x - h u)`` does not shrink with h.  A differentiable f's
     shrinks in proportion (JUMP_RATIO times between the two steps compared); a step
     function's stays the size of the jump.  The numeric reference of a second-order path
-    differentiates a gradient, which jumps where f has a kink (relu's gradient at 0)."""
+    differentiates a gradient, which jumps where f has a kink (relu's gradient at 0).
+    ``probes``: as for :func:`directional_derivative`."""
     try:
-        p = _Problem("is_jump", f, args, argnums, tangents, accuracy)
+        p = _Problem("is_jump", f, args, argnums, tangents, accuracy, probes)
         h = _initial_step(p, step, True, 6) / 10.0
         wide = np.abs(p.at(h)[0] - p.at(-h)[0])
         narrow = np.abs(p.at(h / JUMP_RATIO)[0] - p.at(-h / JUMP_RATIO)[0])
