@@ -58,8 +58,11 @@ class Directions:
                 a.dtype if a.dtype.kind == "f" else self.dtype) for a in like]
             if kind == "primals":
                 drawn = self.project(drawn)
+            for a in drawn:  # handed out as they are: no caller may write into them
+                if isinstance(a, np.ndarray):  # (a 0-d draw is a numpy scalar, immutable)
+                    a.flags.writeable = False
             self._drawn[key] = drawn
-        return [a.copy() for a in self._drawn[key]]
+        return list(self._drawn[key])
 
     def project(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Primal-shaped ``arrays`` projected on the tangent spaces; arrays after the primals
