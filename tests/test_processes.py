@@ -167,6 +167,27 @@ def test_a_ctrl_c_while_the_second_worker_starts_ends_the_first(
     assert not started[0].process.is_alive()
 
 
+_BOOT_MASK = """
+import multiprocessing as mp
+from gradcheck.checker.executors import local
+worker = local._start(mp.get_context("spawn"), None, ())
+status = open(f"/proc/{worker.process.pid}/status").read()
+print(next(line for line in status.splitlines() if line.startswith("SigBlk:")).split()[1])
+local._end(worker)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
+def test_the_first_worker_boots_with_sigint_blocked() -> None:
+    # Seen as a flaky test_ctrl_c_prints_one_line: a Ctrl-C while the first worker imported
+    # gradcheck printed its KeyboardInterrupt traceback.  Starting multiprocessing's resource
+    # tracker (which the first spawn does) unblocked SIGINT in the parent, so that worker
+    # booted with it deliverable.  A fresh interpreter: no tracker runs there yet.
+    out = subprocess.run([sys.executable, "-c", _BOOT_MASK], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert int(out.strip(), 16) & (1 << (signal.SIGINT - 1)), f"SigBlk {out.strip()}"
+
+
 # -- the command line, as a user runs it ---------------------------------------------------
 
 

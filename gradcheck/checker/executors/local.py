@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -93,7 +94,14 @@ class _Worker:
 @contextmanager
 def sigint_blocked() -> Iterator[None]:
     """SIGINT blocked (not lost: it is delivered after), so a process started here inherits
-    the block and a Ctrl-C while it boots cannot print its traceback."""
+    the block and a Ctrl-C while it boots cannot print its traceback.
+
+    multiprocessing's resource tracker is started first: the first spawned process starts it,
+    and starting it *unblocks* SIGINT (CPython 3.11 blocks and then unblocks the signals it
+    ignores, instead of restoring the mask), so that first worker booted with SIGINT
+    deliverable and a Ctrl-C while it imported printed a KeyboardInterrupt traceback."""
+    if os.name == "posix":
+        resource_tracker.ensure_running()  # blocks the signals itself while it spawns
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
