@@ -7,6 +7,7 @@ import pytest
 
 import gradcheck as gc
 import gradcheck.numpy as gnp
+from gradcheck.checker.compare import same_line
 from gradcheck.checker.numeric import (
     count_evaluations,
     directional_derivative,
@@ -14,7 +15,7 @@ from gradcheck.checker.numeric import (
     is_kink,
     refined_derivative,
 )
-from gradcheck.checker.probes import Probes, same_line
+from gradcheck.checker.probes import Probes
 
 X = np.random.default_rng(1).standard_normal(1000)
 U = np.random.default_rng(2).standard_normal(1000)

@@ -21,12 +21,13 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker import numeric
-from gradcheck.checker.probes import Probes, same_line
+from gradcheck.checker.probes import Probes
 from gradcheck.checker.tolerances import Tolerances, Verdict, elementwise, scalar, top
 
 __all__ = ["Outcome", "Linearization", "flat", "dot", "absdot", "fast_forward",
            "fast_transpose", "full_forward", "full_transpose", "locate", "where", "top",
-           "POOR", "INCONCLUSIVE", "KINK_COLUMNS", "share_forward", "share_transpose", "share_full"]
+           "POOR", "INCONCLUSIVE", "KINK_COLUMNS", "share_forward", "share_transpose", "share_full",
+           "same_line"]
 
 Arrays = list[np.ndarray]
 LinearMap = Callable[[Arrays], Arrays]
@@ -117,6 +118,14 @@ def where(index: int, shapes: Sequence[tuple[int, ...]], what: str) -> tuple[lis
 EPS64 = float(np.finfo(np.float64).eps)
 
 
+def same_line(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """Whether two lists of directions are the same arrays or hold the same values: one
+    line through the sample (a cached derivative, error estimate or probes serve both)."""
+    return len(a) == len(b) and all(
+        x is y or (np.shape(x) == np.shape(y) and np.array_equal(x, y))
+        for x, y in zip(a, b, strict=True))
+
+
 class Linearization:
     """``phi`` (a numpy function of a list of float64 arrays, returning a list of arrays) at
     ``point``: what the numeric reference differentiates.  ``accuracy`` says what phi's
@@ -182,7 +191,7 @@ class Linearization:
         share a linearization and a direction share one numeric derivative)."""
         dirs = [np.asarray(u, np.float64) for u in dirs]
         for seen, result in self._derivatives:
-            if all(np.array_equal(a, b) for a, b in zip(seen, dirs, strict=True)):
+            if same_line(seen, dirs):
                 return result
         result = self._derivative(dirs)
         self._derivatives.append((dirs, result))
@@ -215,7 +224,7 @@ class Linearization:
         value, error = self.derivative(dirs)
         dirs = [np.asarray(u, np.float64) for u in dirs]
         for seen, own in reversed(self._own):
-            if all(np.array_equal(a, b) for a, b in zip(seen, dirs, strict=True)):
+            if same_line(seen, dirs):
                 return own
         return error  # an empty problem: zeros
 
@@ -296,8 +305,7 @@ class Linearization:
         value, coarse = np.ravel(found.value).astype(np.float64), self._coarse(found.step)
         result = value, np.ravel(found.error) + coarse
         self._own.append((dirs, _beyond(np.ravel(found.error), coarse)))
-        self._derivatives = [(d, r) for d, r in self._derivatives if not all(
-            np.array_equal(a, b) for a, b in zip(d, dirs, strict=True))]
+        self._derivatives = [(d, r) for d, r in self._derivatives if not same_line(d, dirs)]
         self._derivatives.append((dirs, result))
         return True
 

@@ -10,8 +10,6 @@ the sample and the tangents are the same for every call it hands one :class:`Pro
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 __all__ = ["Probes", "BUDGET"]
@@ -57,9 +55,3 @@ class Probes:
     def __repr__(self) -> str:
         return f"Probes({len(self._at)} probes, {self.nbytes} bytes, {self.reused} reused)"
 
-
-def same_line(a: list[np.ndarray], b: list[Any]) -> bool:
-    """Whether two lists of tangents are the same arrays or hold the same values."""
-    return len(a) == len(b) and all(
-        x is y or (np.shape(x) == np.shape(y) and np.array_equal(x, y))
-        for x, y in zip(a, b, strict=True))
