@@ -177,7 +177,8 @@ local._end(worker)
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="reads the worker's signal mask from /proc, which only Linux has")
 def test_the_first_worker_boots_with_sigint_blocked() -> None:
     # Seen as a flaky test_ctrl_c_prints_one_line: a Ctrl-C while the first worker imported
     # gradcheck printed its KeyboardInterrupt traceback.  Starting multiprocessing's resource
