@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checker import tableau
 from gradcheck.checker.probes import Probes
 from gradcheck.checker.tolerances import current_overrides
 from gradcheck.engine.op import ACCURACIES
@@ -28,11 +29,7 @@ __all__ = [
 ]
 
 SHRINK = 1.4  # step ratio between tableau rows (Ridders' classic choice)
-SAFE = 2.0  # a diagonal entry that moved by more than SAFE * best error ends the tableau
 ULPS = 4.0  # assumed evaluation error of f, in units of eps * |f| (see ACCURACIES)
-# The winning entry is the one whose neighbours happened to agree best, and neighbours share
-# f values, so their spread is biased low (most visibly when f cancels internally).
-SPREAD_SAFETY = 2.0
 # Rows after which a tableau stops once every element's best error is its rounding noise
 # (the noise grows as the step shrinks, so later rows could at best match it).  Two rows
 # settle a linear map's (a reshape's, a sum's: its differences are exact), a smooth
@@ -363,72 +360,45 @@ def _in_domain(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
 
 def _steps(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
            counted_from: int) -> NumericDerivative:
-    """Ridders' tableau over steps h0 / SHRINK**i; per element the entry with the smallest
-    error estimate wins.  Without ``extrapolate``: the plain difference at the last step."""
+    """Ridders' tableau over steps h0 / SHRINK**i (its rows: :func:`tableau.extend`); per
+    element the entry with the smallest error estimate wins.  Without ``extrapolate``: the
+    plain difference at the last step."""
     ratio = SHRINK ** (2 if side == 0 else 1)  # central differences have only even powers
-    best, err = p.f0 * 0, np.full(p.f0.shape, np.inf)
-    live, noisy = np.ones(p.f0.shape, dtype=bool), np.zeros(p.f0.shape, dtype=bool)
-    prev: list[tuple[np.ndarray, np.ndarray]] = []  # (value, noise) per column of the last row
+    best = tableau.Best(p.f0)
+    prev: list[tableau.Entry] = []  # (value, noise) per column of the last row
     plain = []
     for i in range(rows):
-        row = [_difference(p, h0 / SHRINK ** i, side)]
-        plain.append(row[0][0])
-        if i and not extrapolate:
-            best, err = row[0][0], np.maximum(np.abs(row[0][0] - prev[0][0]) / (ratio - 1),
-                                              row[0][1])
-        for j in range(1, i + 1 if extrapolate else 0):
-            (a1, n1), (a0, n0), fac = row[j - 1], prev[j - 1], ratio ** j
-            a, n = _extrapolated(a1, a0, fac), _extrapolated(n1, -n0, fac)
-            spread = _spread(a, [a1, a0] + ([prev[j][0]] if j < i else []))
-            e = np.maximum(SPREAD_SAFETY * spread, n)
-            better = np.less(e, err)
-            better &= live
-            # the winners, in place (the same values np.where would give)
-            np.copyto(best, a, where=better)
-            np.copyto(err, e, where=better)
-            spread *= SPREAD_SAFETY
-            np.copyto(noisy, np.greater_equal(n, spread), where=better)
-            row.append((a, n))
-        if i and extrapolate:
-            moved = np.abs(row[-1][0] - prev[-1][0])
-            live &= ~(moved >= SAFE * err)  # (not <: a nan does not end an element)
-            if not live.any():
+        first = _difference(p, h0 / SHRINK ** i, side)
+        plain.append(first[0])
+        if not extrapolate:
+            if i:
+                best.value, best.error = first[0], np.maximum(
+                    np.abs(first[0] - prev[0][0]) / (ratio - 1), first[1])
+            prev = [first]
+            continue
+        row = tableau.extend(first, prev, ratio, best)
+        if i:
+            if not best.live.any():
                 break
-            if i >= NOISE_ROWS - 1 and not (live & ~noisy).any():
+            if i >= NOISE_ROWS - 1 and not (best.live & ~best.noisy).any():
                 break  # every element's error is the rounding noise: smaller steps add noise
         prev = row
+    best_value, err, noisy = best.value, best.error, best.noisy
     # converged: the error is small, or it is the rounding noise and no step can do better
-    ok = noisy | _settled(p, err, best)
+    ok = noisy | _settled(p, err, best_value)
     # an element that did not converge (f rough at the step's scale) gets no benefit of the
     # doubt: its error widens to the spread of the plain differences the tableau saw
     if not ok.all():
-        err = np.where(ok, err, np.maximum(err, np.max(np.abs(np.stack(plain) - best), axis=0)))
-    return NumericDerivative(best.reshape(p.out_shape), err.reshape(p.out_shape), float(h0),
-                             p.calls - counted_from, bool(ok.all()),
+        err = np.where(ok, err, np.maximum(err, np.max(np.abs(np.stack(plain) - best_value),
+                                                       axis=0)))
+    return NumericDerivative(best_value.reshape(p.out_shape), err.reshape(p.out_shape),
+                             float(h0), p.calls - counted_from, bool(ok.all()),
                              noisy.reshape(p.out_shape))
 
 
 def _settled(p: _Problem, error: np.ndarray, value: np.ndarray) -> np.ndarray:
     """Where ``error`` is small enough for a converged derivative: sqrt(eps) * max(1, |value|)."""
     return error <= p.eps ** 0.5 * np.maximum(1.0, np.abs(value))
-
-
-def _extrapolated(a1: np.ndarray, a0: np.ndarray, fac: float) -> np.ndarray:
-    """``(fac * a1 - a0) / (fac - 1)`` in one new buffer (the same bits)."""
-    out = np.multiply(a1, fac)
-    out -= a0
-    out /= fac - 1
-    return out
-
-
-def _spread(a: np.ndarray, neighbours: list[np.ndarray]) -> np.ndarray:
-    """Largest ``|a - b|`` over the neighbouring entries ``b``, in two buffers."""
-    out, diff = np.subtract(a, neighbours[0]), np.empty_like(a)
-    np.abs(out, out=out)
-    for b in neighbours[1:]:
-        np.subtract(a, b, out=diff)
-        np.maximum(out, np.abs(diff, out=diff), out=out)
-    return out
 
 
 def _initial_step(p: _Problem, step: float | None, richardson: bool, max_iter: int) -> float:
