@@ -22,7 +22,7 @@ import numpy as np
 
 from gradcheck.checker import numeric
 from gradcheck.checker.probes import Probes
-from gradcheck.checker.tolerances import Tolerances, Verdict, elementwise, scalar, top
+from gradcheck.checker.tolerances import Tolerances, Verdict, elementwise, flat, scalar, top
 
 __all__ = ["Outcome", "Linearization", "flat", "dot", "absdot", "fast_forward",
            "fast_transpose", "full_forward", "full_transpose", "locate", "where", "top",
@@ -73,12 +73,6 @@ class Outcome:
     def check(self) -> tuple[str, str, str]:
         """Which check produced it: (path, reference, side)."""
         return (self.path, self.reference, self.side)
-
-
-def flat(arrays: Sequence[Any]) -> np.ndarray:
-    """The arrays raveled and concatenated, as float64."""
-    parts = [np.asarray(a, dtype=np.float64).ravel() for a in arrays]
-    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def dot(a: Sequence[Any], b: Sequence[Any]) -> float:

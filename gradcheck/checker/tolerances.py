@@ -44,7 +44,7 @@ import numpy as np
 
 __all__ = [
     "natural_scale",
-    "top",
+    "top", "flat",
     "NUMERIC_SAFETY", "NOISE_SAFETY", "ROUNDING_ULPS", "eps", "rounding", "conditioning", "Verdict",
     "Tolerances", "elementwise", "scalar", "Overrides", "overridden", "current_overrides",
 ]
@@ -205,12 +205,15 @@ class Tolerances:
         return NUMERIC_SAFETY * self.factor * np.asarray(error, dtype=np.float64)
 
 
-def _flat(parts: Sequence[Any]) -> np.ndarray:
-    """The parts ravelled and concatenated, as float64 (read only: one part may come back as
-    a view of itself rather than a copy)."""
+def flat(parts: Sequence[Any]) -> np.ndarray:
+    """The parts ravelled and concatenated, as float64.  Read only: a single float64 part
+    comes back as a view of itself, not a copy (at 10^6 elements a copy is a pass over 8 MB,
+    and most callers only read it or multiply it into a new array)."""
     arrays = [np.asarray(p, dtype=np.float64).ravel() for p in parts]
     if len(arrays) == 1:
-        return arrays[0]
+        view = arrays[0].view()
+        view.flags.writeable = False
+        return view
     return np.concatenate(arrays) if arrays else np.zeros(0)
 
 
@@ -226,7 +229,7 @@ def elementwise(actual: Sequence[Any], expected: Sequence[Any], tol: Tolerances,
     values in ``actual`` where ``expected`` is finite give an infinite error; the same
     non-finite value on both sides (two analytic paths agreeing on a nan) gives none.
     """
-    a, b = _flat(actual), _flat(expected)
+    a, b = flat(actual), flat(expected)
     if a.size == 0:
         return Verdict(0.0, 0.0, 0.0)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -242,7 +245,7 @@ def elementwise(actual: Sequence[Any], expected: Sequence[Any], tol: Tolerances,
     scale = max(size, scale)
     allowed = np.full(a.shape, tol.relative * scale + NOISE_SAFETY * noise + tol.absolute)
     if numeric_error is not None:
-        allowed += tol.numeric_part(_flat(numeric_error))
+        allowed += tol.numeric_part(flat(numeric_error))
     with np.errstate(invalid="ignore", over="ignore"):
         if float(allowed.min()) > 0:
             ratios = err / allowed
@@ -300,5 +303,5 @@ def natural_scale(outs: Sequence[np.ndarray], x: Sequence[np.ndarray],
 
 def top(arrays: Sequence[Any]) -> float:
     """Largest finite |value| over a list of arrays (0 when empty)."""
-    a = _flat(arrays)
+    a = flat(arrays)
     return float(np.maximum.reduce(np.abs(a), axis=None, where=np.isfinite(a), initial=0.0))
