@@ -11,6 +11,8 @@ by side:
 * **registry**: every registered op checked in fast mode with its default examples at its
   drawn (small) shapes, in milliseconds per op per dtype: median and max (target: 15 ms);
   ``--per-op`` lists each op's fast and full time and evaluations;
+* **tableau**: the numeric reference's tableau arithmetic alone at 10^4 to 10^6 elements,
+  worked on whole arrays and in cache-sized blocks, against numpy's floor;
 * **full mode**: ``tanh`` and ``matmul`` at growing sizes, time per Jacobian element: full
   mode builds the whole Jacobian, so this must stay flat or fall;
 * **vs others**: the same functions (a few elementwise ops and matmul, at one input) through
@@ -238,6 +240,38 @@ def full_rows(repeat: int) -> list[Row]:
     return rows
 
 
+# -- the numeric reference's tableau arithmetic ----------------------------------------------
+def tableau_rows(sizes: list[int], repeat: int) -> list[Row]:
+    """A 6-row one-sided tableau's arithmetic (:func:`gradcheck.checker.tableau.extend`, no
+    function calls) on float64 rows, worked on whole or in blocks, against numpy's floor: one
+    ``np.add`` of two such arrays, as many times as the tableau makes passes (about twenty
+    per cell, 15 cells)."""
+    from gradcheck.checker import tableau
+
+    def run(n: int, block: int) -> float:
+        saved, tableau.BLOCK = tableau.BLOCK, block
+        try:
+            firsts = [(np.full(n, 1.0 + 0.01 * i), np.full(n, 1e-12)) for i in range(6)]
+            best, prev = tableau.Best(firsts[0][0]), []
+            t0 = time.perf_counter()
+            for first in firsts:
+                prev = tableau.extend(first, prev, 1.4, best)
+            return time.perf_counter() - t0
+        finally:
+            tableau.BLOCK = saved
+
+    rows = []
+    for n in sizes:
+        a, b = np.ones(n), np.ones(n)
+        floor = min(timed(lambda a=a, b=b: np.add(a, b))[0] for _ in range(max(3, repeat)))
+        whole = min(run(n, 2 ** 62) for _ in range(max(3, repeat)))
+        blocked = min(run(n, tableau.BLOCK) for _ in range(max(3, repeat)))
+        rows.append([f"{n:.0e}", f"{whole * 1e3:.1f}", f"{blocked * 1e3:.1f}",
+                     f"{blocked / whole:.2f}", f"{whole / (300 * floor):.2f}",
+                     f"{blocked / (300 * floor):.2f}"])
+    return rows
+
+
 def table(title: str, header: Row, rows: list[Row]) -> None:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     print(f"\n{title}")
@@ -265,6 +299,14 @@ def main() -> None:
           ["elements", "check s", "forward ms", "ratio", "evals", "plot s", "plot evals",
            "verdict"],
           size_rows([int(float(s)) for s in args.sizes.split(",")], args.repeat))
+    table(f"the numeric reference's tableau arithmetic, 6 rows (blocks of "
+          f"{gradcheck.checker.tableau.BLOCK} elements; x floor = against 300 numpy adds of "
+          "two arrays of that size)",
+          ["elements", "whole ms", "blocks ms", "blocks / whole", "whole x floor",
+           "blocks x floor"],
+          tableau_rows([n for n in (10_000, 100_000, 1_000_000)
+                        if n <= max(int(float(s)) for s in args.sizes.split(","))],
+                       args.repeat))
     if not args.skip_registry:
         summary, rows = registry_rows(args.ops, args.examples, args.repeat, args.per_op)
         table("registry, fast mode, default examples: ms per op per dtype (target <= 15)",

@@ -76,3 +76,13 @@ def test_a_derivative_is_the_same_whatever_the_block(monkeypatch: pytest.MonkeyP
     assert found[0].converged == found[1].converged
     exact = (np.cos(x) * np.abs(x) ** 1.5 + np.sin(x) * 1.5 * np.abs(x) ** 0.5 * np.sign(x)) * u
     assert np.all(np.abs(found[0].value - exact) <= found[0].error + 1e-9)
+
+
+def test_the_bench_times_both_ways_and_leaves_the_block_as_it_was() -> None:
+    import bench_scripts
+
+    before = tableau.BLOCK
+    rows = bench_scripts.load("check_cost").tableau_rows([1000, 70_000], repeat=1)
+    assert tableau.BLOCK == before
+    assert [r[0] for r in rows] == ["1e+03", "7e+04"]
+    assert all(float(c) > 0 for r in rows for c in r[1:])

@@ -21,12 +21,12 @@ SAFE = 2.0  # a diagonal entry that moved by more than SAFE * best error ends th
 # The winning entry is the one whose neighbours happened to agree best, and neighbours share
 # f values, so their spread is biased low (most visibly when f cancels internally).
 SPREAD_SAFETY = 2.0
-#: Elements per block: 2^16 float64 are 512 KB per array.  Over a 6-row tableau of 10^6
-#: float64 elements on this machine (1 MB of L2 cache per core, 32 MB of L3 shared): 0.30 s
-#: worked on whole, 0.30 / 0.22 / 0.19 / 0.24 s in blocks of 2^12 / 2^14 / 2^16 / 2^18
-#: (smaller blocks pay Python's overhead per call).  Arrays this small or smaller are
-#: worked on whole.
-BLOCK = 2 ** 16
+#: Elements per block: 2^15 float64 are 256 KB per array, so the arrays a cell works on
+#: stay near a core's 1 MB L2 cache.  A 6-row tableau's arithmetic on this machine
+#: (``bench/check_cost.py``), blocked against whole: 0.72-0.82x at 10^5 elements and
+#: 0.56-0.72x at 10^6; blocks of 2^14 gave the same, of 2^16 0.94x at 10^5.  Arrays this
+#: small or smaller are worked on whole.
+BLOCK = 2 ** 15
 
 #: An entry of the tableau: the derivative estimate and its rounding noise, both flat.
 Entry = tuple[np.ndarray, np.ndarray]
