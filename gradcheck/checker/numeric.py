@@ -389,21 +389,11 @@ def _steps(p: _Problem, h0: float, side: int, rows: int, extrapolate: bool,
     # an element that did not converge (f rough at the step's scale) gets no benefit of the
     # doubt: its error widens to the spread of the plain differences the tableau saw
     if not ok.all():
-        err = np.where(ok, err, np.maximum(err, _farthest(plain, best_value)))
+        # (a running maximum: a stack of six 10^6-element rows was 48 MB)
+        err = np.where(ok, err, np.maximum(err, tableau.spread(best_value, plain)))
     return NumericDerivative(best_value.reshape(p.out_shape), err.reshape(p.out_shape),
                              float(h0), p.calls - counted_from, bool(ok.all()),
                              noisy.reshape(p.out_shape))
-
-
-def _farthest(entries: list[np.ndarray], value: np.ndarray) -> np.ndarray:
-    """Per element, the largest ``|entry - value|`` over ``entries``: a running maximum (a
-    stack of six 10^6-element rows was 48 MB)."""
-    out = np.abs(entries[0] - value)
-    diff = np.empty_like(out)
-    for entry in entries[1:]:
-        np.subtract(entry, value, out=diff)
-        np.maximum(out, np.abs(diff, out=diff), out=out)
-    return out
 
 
 def _settled(p: _Problem, error: np.ndarray, value: np.ndarray) -> np.ndarray:

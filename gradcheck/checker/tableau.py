@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SAFE", "SPREAD_SAFETY", "BLOCK", "Entry", "Best", "extend"]
+__all__ = ["SAFE", "SPREAD_SAFETY", "BLOCK", "Entry", "Best", "extend", "spread"]
 
 SAFE = 2.0  # a diagonal entry that moved by more than SAFE * best error ends the tableau
 # The winning entry is the one whose neighbours happened to agree best, and neighbours share
@@ -66,7 +66,7 @@ def _block(row: list[Entry], prev: list[Entry], ratio: float, value: np.ndarray,
            error: np.ndarray, live: np.ndarray, noisy: np.ndarray) -> None:
     """:func:`extend` on one block: views into the whole arrays, written in place."""
     i = len(prev)
-    spread, better, flag = np.empty_like(row[0][0]), np.empty(live.shape, bool), \
+    wide, better, flag = np.empty_like(row[0][0]), np.empty(live.shape, bool), \
         np.empty(live.shape, bool)
     for j in range(1, i + 1):
         (a1, n1), (a0, n0), (a, n), fac = row[j - 1], prev[j - 1], row[j], ratio ** j
@@ -76,26 +76,28 @@ def _block(row: list[Entry], prev: list[Entry], ratio: float, value: np.ndarray,
         np.multiply(n1, fac, out=n)  # noise adds: (fac * n1 + n0) / (fac - 1)
         n += n0
         n /= fac - 1
-        _spread(a, [a1, a0] + ([prev[j][0]] if j < i else []), spread)
-        spread *= SPREAD_SAFETY
-        e = np.maximum(spread, n)
+        spread(a, [a1, a0] + ([prev[j][0]] if j < i else []), wide)
+        wide *= SPREAD_SAFETY
+        e = np.maximum(wide, n)
         np.less(e, error, out=better)
         better &= live
         # the winners, in place (the same values np.where would give)
         np.copyto(value, a, where=better)
         np.copyto(error, e, where=better)
-        np.copyto(noisy, np.greater_equal(n, spread, out=flag), where=better)
+        np.copyto(noisy, np.greater_equal(n, wide, out=flag), where=better)
     moved = np.subtract(row[-1][0], prev[-1][0])
     np.abs(moved, out=moved)
     live &= ~np.greater_equal(moved, error * SAFE, out=flag)  # (not <: a nan stays live)
 
 
-def _spread(a: np.ndarray, neighbours: list[np.ndarray], out: np.ndarray) -> None:
-    """Largest ``|a - b|`` over the neighbouring entries ``b``, into ``out`` (shaped and
-    typed like ``a``)."""
-    diff = np.empty_like(a)
-    np.subtract(a, neighbours[0], out=out)
+def spread(a: np.ndarray, neighbours: list[np.ndarray],
+           out: np.ndarray | None = None) -> np.ndarray:
+    """Largest ``|a - b|`` over the entries ``b`` of ``neighbours``, as a running maximum
+    (into ``out``, shaped and typed like ``a``, when given)."""
+    out = np.subtract(a, neighbours[0], out=out)
     np.abs(out, out=out)
+    diff = np.empty_like(a)
     for b in neighbours[1:]:
         np.subtract(a, b, out=diff)
         np.maximum(out, np.abs(diff, out=diff), out=out)
+    return out
