@@ -343,3 +343,30 @@ def test_cumulative_logsumexp_double_vjp_is_nan_at_a_zero_dummy(oracle: TensorFl
     assert leak.tolerance < 1e-8  # the nan does not widen the tolerance
     assert np.isnan(oracle.double_vjp(fn, [x], 0, [np.ones(3)], np.zeros(3))).all()
     assert np.isfinite(oracle.double_vjp(fn, [x], 0, [np.ones(3)], np.ones(3))).all()
+
+
+def test_the_unfed_dummy_named_is_the_first_one_tensorflow_needs(tf: Any) -> None:
+    """With several dummies unfed at once, TensorFlow names whichever placeholder its
+    executor reaches first (linalg.svd's sweep named 'v0' in one run and 'v2' in another):
+    each is left out alone, in order, so the message is the same every time."""
+    def svd(a: Any) -> Any:  # (s, u, v): all three dummies must be fed
+        return tf.linalg.svd(a, full_matrices=False)
+
+    def second(x: Any) -> Any:
+        return 2.0 * x, tf.cos(x)
+
+    a, da = np.array([[1.0081947047872388]]), np.array([[0.28621037305701835]])
+    cases = {"svd": (svd, a, da, [np.ones(1), np.ones((1, 1)), np.ones((1, 1))]),
+             "second": (second, X, U, [np.ones_like(X), np.ones_like(X)])}
+    messages = {}
+    for name, (fn, x, u, dummies) in cases.items():
+        found = set()
+        for _ in range(8):  # all three unfed at once, svd named each of them in 30 runs
+            problem = TensorFlowProblem(fn, [x], [0], name)
+            problem.double_vjp([x], [u], dummies)
+            found.add(problem.dependence_details()["feed_error"])
+        assert len(found) == 1, found
+        messages[name] = found.pop()
+    assert "placeholder tensor 'v0'" in messages["svd"]
+    # a linear first output's JVP needs no value of its dummy: the second's is named
+    assert "placeholder tensor 'v1'" in messages["second"]

@@ -100,7 +100,7 @@ class TensorFlowProblem:
         self._graph: DoubleVjpGraph | None = None
         self._no_vjp: bool | None = None
         self._dependence: Any = None
-        self._fed: tuple[Arrays, Arrays] | None = None
+        self._fed: tuple[Arrays, Arrays, Arrays] | None = None
         self._feed_error: str | None = None
 
     # -- helpers ------------------------------------------------------------------------------
@@ -223,7 +223,7 @@ class TensorFlowProblem:
                 [t for t in self._graph.jvp if t is not None])
         built = self._graph
         xs, us, ds = ([upcast(a) for a in values] for values in (primals, tangents, dummies))
-        self._fed = (xs, us)
+        self._fed = (xs, us, ds)
         result = built.evaluate(self.tf, xs, us, ds)
         return result, self._dependence.kind != "none"
 

@@ -92,29 +92,35 @@ class DoubleVjpGraph:
                 for t, d in zip(self.jvp, dummies, strict=True)]
 
     def unfed_error(self, tf: ModuleType, primals: Sequence[np.ndarray],
-                    tangents: Sequence[np.ndarray]) -> str | None:
-        """TensorFlow's message when it refuses to run the JVP without a value for the dummy
+                    tangents: Sequence[np.ndarray],
+                    dummies: Sequence[np.ndarray]) -> str | None:
+        """TensorFlow's message when it refuses to run the JVP without a value for a dummy
         (in a fresh session), else None; None too when ``fn`` captures eager tensors (the
-        graph cannot be run in a session)."""
+        graph cannot be run in a session).
+
+        The dummies are left out one at a time, in order, the others fed ``dummies``: with
+        all of them unfed, TensorFlow names the first placeholder its executor happens to
+        reach, and that varied between runs (``linalg.svd``'s three dummies: 'v0' in one
+        sweep, 'v2' in another, so the same seed gave different JSON)."""
         if self.concrete is not None:
             return None
+        fed = self._feed(primals, tangents, dummies)
         with tf.compat.v1.Session(graph=self.graph) as session:
-            try:
-                self._run(session, self._feed(primals, tangents, None))
-            except tf.errors.InvalidArgumentError as error:
-                if error.op is None or error.op.name not in {d.op.name for d in self.dummies}:
-                    raise
-                lines = [line for line in error.message.splitlines() if "must feed" in line]
-                return lines[0].strip() if lines else str(error.message)
+            for dummy in self.dummies:
+                try:
+                    self._run(session, {k: v for k, v in fed.items() if k != dummy.name})
+                except tf.errors.InvalidArgumentError as error:
+                    if error.op is None or error.op.name != dummy.op.name:
+                        raise
+                    lines = [line for line in error.message.splitlines() if "must feed" in line]
+                    return lines[0].strip() if lines else str(error.message)
         return None
 
     def _feed(self, primals: Sequence[np.ndarray], tangents: Sequence[np.ndarray],
-              dummies: Sequence[np.ndarray] | None) -> dict[str, np.ndarray]:
-        """Feed dict by tensor name (a tensor of a function graph is not hashable);
-        ``dummies=None`` leaves them unfed."""
-        fed = [*zip(self.primals, primals, strict=True), *zip(self.tangents, tangents, strict=True)]
-        if dummies is not None:
-            fed += zip(self.dummies, dummies, strict=True)
+              dummies: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+        """Feed dict by tensor name (a tensor of a function graph is not hashable)."""
+        fed = [*zip(self.primals, primals, strict=True), *zip(self.tangents, tangents, strict=True),
+               *zip(self.dummies, dummies, strict=True)]
         return {t.name: value for t, value in fed}
 
     def _run(self, session: Any, feed: dict[str, np.ndarray]) -> list[Any]:
