@@ -14,6 +14,7 @@ whole analytic matrix (one basis vector per column or row).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker import numeric
-from gradcheck.checker.probes import Probes
+from gradcheck.checker.probes import Budget, Probes
 from gradcheck.checker.tolerances import Tolerances, Verdict, elementwise, flat, scalar, top
 
 __all__ = ["Outcome", "Linearization", "flat", "dot", "absdot", "fast_forward",
@@ -112,6 +113,15 @@ def where(index: int, shapes: Sequence[tuple[int, ...]], what: str) -> tuple[lis
 EPS64 = float(np.finfo(np.float64).eps)
 
 
+def _digest(dirs: Sequence[np.ndarray]) -> bytes:
+    """A digest of a list of directions' shapes and values (a dict key for their line)."""
+    h = hashlib.blake2b(digest_size=16)
+    for u in dirs:
+        h.update(repr((u.shape, u.dtype.str)).encode())
+        h.update(np.ascontiguousarray(u).data)
+    return h.digest()
+
+
 def same_line(a: Sequence[Any], b: Sequence[Any]) -> bool:
     """Whether two lists of directions are the same arrays or hold the same values: one
     line through the sample (a cached derivative, error estimate or probes serve both)."""
@@ -139,9 +149,12 @@ class Linearization:
         self._jacobian: tuple[np.ndarray, np.ndarray] | None = None
         self._f0: list[np.ndarray] | None = None
         self._derivatives: list[tuple[list[np.ndarray], tuple[np.ndarray, np.ndarray]]] = []
-        #: phi's values along the last line it was differentiated along: a kink test or a
-        #: refinement after a derivative shares its probes (see :mod:`probes`).
-        self._line: tuple[list[np.ndarray], Probes] | None = None
+        #: phi's values along each line it was differentiated along, under one budget: a
+        #: kink test or a refinement shares a derivative's probes, and a kink test along a
+        #: line already tested (several paths' comparisons failing on one linearization
+        #: test the same basis directions) makes no call again (see :mod:`probes`).
+        self._lines: dict[bytes, tuple[list[np.ndarray], Probes]] = {}  # oldest first
+        self._budget = Budget()
         #: The tableau's own error estimates beyond what :meth:`_coarse`'s rounding of
         #: outputs coarser than float64 explains (astype float32 makes the tableau's spread
         #: 1e-3 of the derivative), by derivative and for the Jacobian: what says whether the
@@ -192,10 +205,25 @@ class Linearization:
         return result
 
     def probes(self, dirs: list[np.ndarray]) -> Probes:
-        """The probes kept along ``dirs`` (float64 arrays): one line's at a time."""
-        if self._line is None or not same_line(self._line[0], dirs):
-            self._line = (dirs, Probes())
-        return self._line[1]
+        """The probes kept along ``dirs`` (float64 arrays), found by a digest of their
+        values (a full Jacobian's columns are thousands of lines) and confirmed by
+        :func:`same_line`."""
+        key = _digest(dirs)
+        found = self._lines.get(key)
+        if found is not None and same_line(found[0], dirs):
+            return found[1]
+        # the oldest lines make room for a new one (at 10^6 elements one line's probes fill
+        # the budget: the new line then has all of it, as the last line alone used to)
+        while self._lines and self._budget.left < self._budget.total // 2:
+            self._budget.left += self._lines.pop(next(iter(self._lines)))[1].nbytes
+        kept = Probes(self._budget)
+        # every line goes through the same point: phi there is any earlier line's sample
+        sample = next((p.sample for _, p in reversed(self._lines.values())
+                       if p.sample is not None), None)
+        if sample is not None:
+            kept.keep_sample(*sample)
+        self._lines[key] = (dirs, kept)
+        return kept
 
     def _derivative(self, dirs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         if self.empty:
@@ -231,7 +259,8 @@ class Linearization:
                 self._jacobian = np.zeros((n_out, n_in)), np.zeros((n_out, n_in))
             else:
                 jac = numeric.numeric_jacobian_with_error(self.calls, self.point, self.argnums,
-                                                          accuracy=self.accuracy)
+                                                          accuracy=self.accuracy,
+                                                          lines=self.probes)
                 extra = self._coarse(numeric.default_step(np.float64))[:, None]
                 own = np.hstack([e.reshape(n_out, -1) for e in jac.errors])
                 self._jacobian_own = _beyond(own, extra)

@@ -578,9 +578,12 @@ def is_jump(f: Callable[..., Any], args: Sequence[Any], argnums: int | Sequence[
 def numeric_jacobian_with_error(f: Callable[..., Any], args: Sequence[Any],
                                 argnums: int | Sequence[int], *, step: float | None = None,
                                 max_iter: int = 6, accuracy: str = "entrywise",
+                                lines: Callable[[list[np.ndarray]], Probes] | None = None,
                                 ) -> NumericJacobian:
     """Full Jacobian per argnum, one Ridders column per input element (basis tangent), with
-    the elementwise error estimates; f is evaluated once at the sample for all columns."""
+    the elementwise error estimates; f is evaluated once at the sample for all columns.
+    ``lines(basis)``, when given, is where a column's probes are kept (and found): a kink
+    test along that basis direction later reuses them."""
     p = _Problem("numeric_jacobian", f, args, argnums, None, accuracy)
     jacobians, errors, calls, ok = [], [], p.calls, True
     for k, i in enumerate(p.argnums):
@@ -590,6 +593,9 @@ def numeric_jacobian_with_error(f: Callable[..., Any], args: Sequence[Any],
             basis = [np.zeros_like(u) for u in p.tangents]
             basis[k].flat[col] = 1
             q = p.along(basis)
+            if lines is not None:
+                q.probes = lines(basis)
+                q.probes.keep_sample(p.f0, p.out_shape, p.sizes)
             d = _tableau(q, _initial_step(q, step, True, max_iter), 0, max_iter, True)
             jac[:, col], err[:, col] = d.value.ravel(), d.error.ravel()
             calls, ok = calls + d.evaluations, ok and d.converged

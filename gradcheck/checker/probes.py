@@ -12,11 +12,27 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Probes", "BUDGET"]
+__all__ = ["Probes", "Budget", "BUDGET"]
 
 #: Most bytes of probe values one :class:`Probes` keeps (f(x) and seven probes of a
-#: 10^6-element float64 output); beyond, probes are computed and not kept.
+#: 10^6-element float64 output), or the probes of several lines sharing one
+#: :class:`Budget`; beyond, probes are computed and not kept.
 BUDGET = 64 * 2 ** 20
+
+
+class Budget:
+    """Bytes the probes of one or more lines may still keep."""
+
+    def __init__(self, nbytes: int = BUDGET) -> None:
+        self.total = self.left = nbytes
+
+    def take(self, value: np.ndarray) -> bool:
+        """Whether ``value`` fits; if so it is counted and made read-only."""
+        if value.nbytes > self.left:
+            return False
+        self.left -= value.nbytes
+        value.flags.writeable = False
+        return True
 
 
 class Probes:
@@ -24,18 +40,19 @@ class Probes:
     the line)``, as :class:`gradcheck.checker.numeric._Problem` computes them.  Values kept
     are read-only: a caller that wrote into one would change every later reader's."""
 
-    def __init__(self, budget: int = BUDGET) -> None:
-        self.budget, self.nbytes = budget, 0
+    def __init__(self, budget: int | Budget = BUDGET) -> None:
+        #: What may still be kept: this line's own, or shared with other lines' probes.
+        self.budget = budget if isinstance(budget, Budget) else Budget(budget)
+        self.nbytes = 0
         self.sample: tuple[np.ndarray, tuple[int, ...], tuple[int, ...]] | None = None
         self._at: dict[float, tuple[np.ndarray, float, float]] = {}
         #: Probe values handed out from here instead of computed again.
         self.reused = 0
 
     def _room(self, value: np.ndarray) -> bool:
-        if self.nbytes + value.nbytes > self.budget:
+        if not self.budget.take(value):
             return False
         self.nbytes += value.nbytes
-        value.flags.writeable = False
         return True
 
     def keep_sample(self, value: np.ndarray, out_shape: tuple[int, ...],
