@@ -10,6 +10,8 @@ deterministic.
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 import random
 import zlib
 from collections.abc import Callable, Iterator
@@ -142,6 +144,17 @@ def _no_database_key(test: Any) -> None:
     test._hypothesis_internal_database_key = None
 
 
+def _key(example: Example) -> bytes | None:
+    """A digest of everything ``example`` holds (None when something in it cannot be
+    pickled): equal digests are the same example, at which ``shows`` gives the same."""
+    try:
+        data = pickle.dumps((example.args, sorted(example.params.items()), example.dtype,
+                             example.scale, example.seed, example.shapes), protocol=5)
+    except Exception:  # noqa: BLE001 - a parameter pickle cannot take: no reuse
+        return None
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
 class _Reproduced(Exception):
     """Raised inside the Hypothesis test to mark an example that shows the failure."""
 
@@ -154,6 +167,9 @@ def shrink(strategy: st.SearchStrategy[Example], count: int, seed: int,
     """
     best: list[Any] = [None]
     calls = [0]
+    # Hypothesis meets one example again (its last call replays the smallest failure, and
+    # shrinking passes reach the same one): shows() is not run twice on it
+    seen: dict[bytes, Any] = {}
 
     @hypothesis_seed(seed)
     @_settings(count, (Phase.generate, Phase.shrink))
@@ -161,8 +177,14 @@ def shrink(strategy: st.SearchStrategy[Example], count: int, seed: int,
     def search(example: Example) -> None:
         if calls[0] >= budget:
             return  # out of budget: everything "passes" and Hypothesis stops soon
-        calls[0] += 1
-        found = shows(example)
+        calls[0] += 1  # counted when answered from ``seen`` too: the search stays the same
+        key = _key(example)
+        if key is not None and key in seen:
+            found = seen[key]
+        else:
+            found = shows(example)
+            if key is not None:
+                seen[key] = found
         if found:
             best[0] = found
             raise _Reproduced()
