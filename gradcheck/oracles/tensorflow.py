@@ -27,7 +27,9 @@ transposing its VJP on a tape with a dummy cotangent of ones (``_jvp_helper`` in
 its JVP agrees with its VJP by construction, inherits any dummy leak of the op's
 second-order rule, and fails for ops whose gradient has no gradient (``tf.nn.softsign`` in
 TensorFlow 2.21).  Hence ``jvp_is_independent = False``.  It also differentiates the ops a
-``tf.custom_gradient`` function runs forward, not its custom gradient.
+``tf.custom_gradient`` function runs forward, not its custom gradient.  Its per-op JVP
+functions are traced for exact shapes from gradcheck's own cache (:mod:`.tf_forward`), so
+their bits do not depend on what the process ran before.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from gradcheck.oracles.base import EquivalentReference, Oracle, Unsupported
 from gradcheck.oracles.conventions import convention_of, upcast
 from gradcheck.oracles.inputs import Call, make_call, no_floating_output
 from gradcheck.oracles.tf_dependence import trace_dependence
+from gradcheck.oracles.tf_forward import exact_shapes
 from gradcheck.oracles.tf_graph import DoubleVjpGraph, build_double_vjp_graph
 from gradcheck.oracles.tf_support import (
     MissingGradient,
@@ -161,7 +164,7 @@ class TensorFlowProblem:
         self.counts["jvp"] += 1
         xs, us = self._constants(primals), self._constants(tangents)
         # ForwardAccumulator transposes each op's VJP, so a missing 2nd gradient shows here.
-        with missing_gradient(self.name, 2, self._vjp_missing):
+        with missing_gradient(self.name, 2, self._vjp_missing), exact_shapes():
             if self.forward_mode == "eager":
                 outs, jvps = self._accumulate(xs, us)
             else:
@@ -247,7 +250,7 @@ class TensorFlowProblem:
         self.counts["hvp_fwd_rev"] += 1
         xs, vs = self._constants(primals), self._cotangents(cotangents)
         tf = self.tf
-        with missing_gradient(self.name, 2, self._vjp_missing):
+        with missing_gradient(self.name, 2, self._vjp_missing), exact_shapes():
             with tf.autodiff.ForwardAccumulator(
                     [*xs, *vs], [*self._constants(tangents),
                                  *self._cotangents(cotangent_tangents)]) as acc:
@@ -279,7 +282,7 @@ class TensorFlowProblem:
         self.counts["hvp_rev_fwd"] += 1
         xs, us = self._constants(primals), self._constants(tangents)
         tf = self.tf
-        with missing_gradient(self.name, 2, self._vjp_missing):
+        with missing_gradient(self.name, 2, self._vjp_missing), exact_shapes():
             with tf.GradientTape() as outer:
                 outer.watch([*xs, *us])
                 with tf.autodiff.ForwardAccumulator(xs, us) as acc:
