@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,7 +36,7 @@ _NAMES = ("_jvp_exact_config", "_jvp_relaxed_config", "_TRACE_COUNT")
 
 
 class _Own:
-    """gradcheck's exact-shape tracing options and trace count (built at first use)."""
+    """gradcheck's exact-shape tracing options, with their cache, and its trace count."""
 
     def __init__(self, forwardprop: Any, function_cache: Any) -> None:
         self.module = forwardprop
@@ -43,52 +44,39 @@ class _Own:
         self.config = dataclasses.replace(forwardprop._jvp_exact_config,
                                           reduce_retracing=False, function_cache=self.cache)
         self.counts: dict[str, int] = {}
-        self.depth = 0
 
 
-_OWN: list[_Own | None] = []  # [] before the first use; [None] where TensorFlow differs
-
-
+@functools.lru_cache(maxsize=1)
 def _own() -> _Own | None:
-    if not _OWN:
-        try:
-            from tensorflow.core.function.polymorphism import function_cache
-            from tensorflow.python.eager import forwardprop
+    """Built at first use; None where TensorFlow lacks the names replaced."""
+    try:
+        from tensorflow.core.function.polymorphism import function_cache
+        from tensorflow.python.eager import forwardprop
 
-            if not all(hasattr(forwardprop, name) for name in _NAMES):
-                raise AttributeError("forwardprop has no " + ", ".join(_NAMES))
-            _OWN.append(_Own(forwardprop, function_cache))
-        except (ImportError, AttributeError, TypeError, ValueError):
-            _OWN.append(None)
-    return _OWN[0]
+        if not all(hasattr(forwardprop, name) for name in _NAMES):
+            return None
+        return _Own(forwardprop, function_cache)
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return None
 
 
 @contextlib.contextmanager
 def exact_shapes() -> Iterator[None]:
     """Within: TensorFlow's forward mode traces each op's JVP for the exact input shapes,
-    from gradcheck's own cache (re-entrant; one thread at a time, as gradcheck calls it)."""
+    from gradcheck's own cache (one thread at a time, as gradcheck calls it).  Nested, the
+    inner one saves and restores gradcheck's own names, so the outer one still holds."""
     own = _own()
     if own is None:
         yield
         return
-    if own.depth:  # already routed by an outer call
-        own.depth += 1
-        try:
-            yield
-        finally:
-            own.depth -= 1
-        return
     module = own.module
     if len(own.cache) > CACHE_LIMIT:
         own.cache.clear()
-        own.counts.clear()
     saved = [getattr(module, name) for name in _NAMES]
     module._jvp_exact_config = module._jvp_relaxed_config = own.config
     module._TRACE_COUNT = own.counts
-    own.depth = 1
     try:
         yield
     finally:
-        own.depth = 0
         for name, value in zip(_NAMES, saved, strict=True):
             setattr(module, name, value)
