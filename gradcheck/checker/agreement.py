@@ -27,7 +27,7 @@ from gradcheck.checker.checks import describe, far_larger
 from gradcheck.checker.compare import Outcome, flat, top, where
 from gradcheck.checker.gauge import SignAligned, align_signs
 from gradcheck.checker.references import Reference, Unsupported
-from gradcheck.checker.session import STRUCTURE, Session, Stop
+from gradcheck.checker.session import STRUCTURE, Options, Session, Stop
 from gradcheck.checker.table import row
 from gradcheck.checker.targets import with_dtype
 from gradcheck.checker.tolerances import elementwise
@@ -114,6 +114,15 @@ def examine_reference(sess: Session, ref: Reference, wanted: set[tuple[str, str]
         options = replace(options, paths=tuple(p for p in options.paths if p in own))
     rs = Session(sess.target, example, options, problem=bind(example), side=ref.name,
                  rebind=bind)
+    try:
+        return _examined(sess, rs, ref, options, wanted, run_checks)
+    finally:
+        rs.close()
+
+
+def _examined(sess: Session, rs: Session, ref: Reference, options: Options,
+              wanted: set[tuple[str, str]] | None, run_checks: RunChecks) -> list[Outcome]:
+    """:func:`examine_reference` once the reference's session ``rs`` is bound."""
     try:
         rs.forward()
     except Exception:  # noqa: BLE001 - Skip or Stop: recorded on rs, or not finite

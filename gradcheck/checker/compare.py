@@ -130,6 +130,23 @@ def same_line(a: Sequence[Any], b: Sequence[Any]) -> bool:
         for x, y in zip(a, b, strict=True))
 
 
+class _Phi:
+    """``phi`` as the numeric reference calls it; its outputs at the point itself (the
+    reference's first call) are kept in ``f0`` for :meth:`Linearization._coarse`, which
+    would otherwise evaluate them again."""
+
+    def __init__(self, name: str, phi: Callable[..., Arrays], point: list[np.ndarray]) -> None:
+        self.__name__, self.phi, self.point = name, phi, point
+        self.f0: list[np.ndarray] | None = None
+
+    def __call__(self, *args: np.ndarray) -> Arrays:
+        out = self.phi(list(args))
+        if self.f0 is None and len(args) == len(self.point) and \
+                all(a is p for a, p in zip(args, self.point, strict=True)):
+            self.f0 = [np.asarray(o) for o in out]
+        return out
+
+
 class Linearization:
     """``phi`` (a numpy function of a list of float64 arrays, returning a list of arrays) at
     ``point``: what the numeric reference differentiates.  ``accuracy`` says what phi's
@@ -144,10 +161,11 @@ class Linearization:
         self.point = [np.asarray(p, dtype=np.float64) for p in point]
         self.out_shapes = [tuple(s) for s in out_shapes]
         self.in_shapes = [p.shape for p in self.point]
-        self._phi = phi
-        self.calls = numeric.count_evaluations(self._at)
+        # (a callable of its own, not a bound method: a linearization that held itself
+        # would stay in memory, with every probe it kept, until the cycle collector ran)
+        self._phi = _Phi(name, phi, self.point)
+        self.calls = numeric.count_evaluations(self._phi)
         self._jacobian: tuple[np.ndarray, np.ndarray] | None = None
-        self._f0: list[np.ndarray] | None = None
         self._derivatives: list[tuple[list[np.ndarray], tuple[np.ndarray, np.ndarray]]] = []
         #: phi's values along each line it was differentiated along, under one budget: a
         #: kink test or a refinement shares a derivative's probes, and a kink test along a
@@ -173,16 +191,7 @@ class Linearization:
     @property
     def outputs_at_point(self) -> list[np.ndarray] | None:
         """``phi`` at the point, once evaluated (None before)."""
-        return self._f0
-
-    def _at(self, *args: np.ndarray) -> Arrays:
-        """``phi``; its outputs at the point itself (the numeric reference's first call) are
-        kept for :meth:`_coarse`, which would otherwise evaluate them again."""
-        out = self._phi(list(args))
-        if self._f0 is None and len(args) == len(self.point) and \
-                all(a is p for a, p in zip(args, self.point, strict=True)):
-            self._f0 = [np.asarray(o) for o in out]
-        return out
+        return self._phi.f0
 
     @property
     def argnums(self) -> tuple[int, ...]:
@@ -279,16 +288,17 @@ class Linearization:
         numeric error estimate, working in the inputs' float64, does not see: 4 ulps of each
         output (of its array's largest entry for a normwise phi) over the smallest step of
         the tableau."""
-        if self._f0 is None:
-            self._f0 = [np.asarray(o) for o in self.calls.f(*self.point)]
+        if self._phi.f0 is None:
+            self._phi.f0 = [np.asarray(o) for o in self.calls.f(*self.point)]
+        f0 = self._phi.f0
         inner = self.rounds_inputs_to() if self.rounds_inputs_to is not None else None
         within = max((float(np.finfo(d).eps) for d in inner or () if d.kind == "f"),
                      default=0.0)  # an input rounded this coarsely moves every output
         if within <= EPS64 and \
-                all(o.dtype.kind != "f" or o.dtype.itemsize >= 8 for o in self._f0):
-            return np.zeros(sum(o.size for o in self._f0))
+                all(o.dtype.kind != "f" or o.dtype.itemsize >= 8 for o in f0):
+            return np.zeros(sum(o.size for o in f0))
         noise = [4 * max(float(np.finfo(o.dtype).eps), within) * self._size(o)
-                 if o.dtype.kind == "f" else np.zeros(o.size) for o in self._f0]
+                 if o.dtype.kind == "f" else np.zeros(o.size) for o in f0]
         return np.concatenate(noise) * numeric.SHRINK ** 5 / step
 
     def _size(self, output: np.ndarray) -> np.ndarray:

@@ -49,7 +49,10 @@ def measured_convergence(target: Target, example: Example,
     check's cost counts them like its own)."""
     with quiet():
         sess = Session(target, with_dtype(example, "float64"), options)
-        data = _convergence(sess, options)
+        try:
+            data = _convergence(sess, options)
+        finally:
+            sess.close()
     return data, sum(sess.counts().values())
 
 

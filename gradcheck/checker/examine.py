@@ -119,13 +119,16 @@ def _examine(target: Target, example: Example, options: Options,
                     "non-array inputs, or inputs declared not differentiable), so no "
                     "derivative was checked; give floating or complex inputs"))
         return result
-    result.skipped = _run_checks(sess, options, _wanted(wanted, ""))
-    outcomes = list(sess.outcomes)
-    if result.skipped is None and not any(o.path == "forward" for o in outcomes):
-        for ref in references:
-            mine = _wanted(wanted, ref.name)
-            if mine is None or mine:
-                outcomes += examine_reference(sess, ref, mine, _run_checks)
+    try:
+        result.skipped = _run_checks(sess, options, _wanted(wanted, ""))
+        outcomes = list(sess.outcomes)
+        if result.skipped is None and not any(o.path == "forward" for o in outcomes):
+            for ref in references:
+                mine = _wanted(wanted, ref.name)
+                if mine is None or mine:
+                    outcomes += examine_reference(sess, ref, mine, _run_checks)
+    finally:
+        sess.close()
     result.outcomes = outcomes
     # (an example whose forward failed is an error of its own, not an empty one)
     ran = not any(o.path == "forward" and o.kind is not None for o in outcomes)

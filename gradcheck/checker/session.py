@@ -280,6 +280,20 @@ class Session(Guarded):
             self._natural[lin] = natural_scale(self.outs, self.x, linear_in)
         return self._natural[lin]
 
+    def close(self) -> None:
+        """Drop what this example's checks kept: path values, linearizations with their
+        probes, the perturbed session, directions.  A linearization's function calls back
+        into its session, so without this each finished example stayed in memory as a
+        reference cycle until Python's cycle collector ran, which counts objects, not bytes
+        (a 2-example check of a 10^6-element input left 464 MB behind).  Outcomes and counts
+        stay."""
+        if self._perturbed is not None:
+            self._perturbed.close()
+        self._perturbed = None
+        for kept in (self._lins, self._memo, self._primary, self._natural):
+            kept.clear()
+        self.directions = Directions(self.example.seed, self.dtype, self.directions.spaces)
+
     def counts(self) -> dict[str, int]:
         """Calls per path of the analytic problem and the float64 reference, plus the numeric
         reference's evaluations of f, G and K."""

@@ -1,0 +1,71 @@
+"""A finished example frees what its checks kept as soon as it ends, without waiting for
+Python's cycle collector: a linearization's function calls back into its session, and
+the collector counts objects, not bytes (at 10^6 elements each example kept hundreds of
+MB of path values, probes and directions until it ran)."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import gradcheck.numpy as gnp
+from gradcheck.checker import check
+from gradcheck.checker.compare import Linearization
+from gradcheck.checker.session import Session
+
+from broken_ops import BROKEN
+
+
+@pytest.fixture
+def alive(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[weakref.ref[object]]]:
+    """Weak references to every session and linearization made while the cycle collector
+    is off: any still alive afterwards is held by a cycle (or by the report)."""
+    made: list[weakref.ref[object]] = []
+    for cls in (Session, Linearization):
+        init = cls.__init__
+
+        def tracked(self: object, *args: object, _init=init, **kwargs: object) -> None:
+            _init(self, *args, **kwargs)
+            made.append(weakref.ref(self))
+
+        monkeypatch.setattr(cls, "__init__", tracked)
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield made
+    finally:
+        if was:
+            gc.enable()
+
+
+def _living(made: list[weakref.ref[object]]) -> list[str]:
+    return [type(r()).__name__ for r in made if r() is not None]
+
+
+def test_a_check_leaves_no_session_or_linearization_alive(alive):
+    x = np.random.default_rng(0).uniform(-2, 2, 50)
+    report = check(lambda a: gnp.tanh(a) * a, inputs=(x,), examples=2)
+    assert report.passed
+    assert alive, "no session was made: the fixture tracks nothing"
+    assert _living(alive) == []
+    report.convergence  # the plot's own session, made when it is first read
+    assert len(alive) > 2 and _living(alive) == []
+
+
+def test_a_reference_frameworks_session_is_freed_too(alive):
+    pytest.importorskip("autograd")
+    report = check("sin", seed=0, examples=2, references=["numeric", "autograd"])
+    assert report.passed
+    assert "autograd" in {c["reference"] for c in report.to_dict()["cells"]}
+    assert _living(alive) == []
+
+
+def test_a_failing_check_frees_its_sessions_while_it_shrinks(alive):
+    report = check("sign_error", registry=BROKEN, seed=0, examples=2)
+    assert not report.passed
+    assert _living(alive) == []
