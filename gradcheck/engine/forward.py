@@ -161,17 +161,23 @@ class ForwardAccumulator:
         if not op.complex_rules:
             # every input: a complex constant beside a real tangent makes the rules wrong too
             refuse_complex(op, args, range(len(args)), "ForwardAccumulator")
-        saved = state.hide_from(self.level)
-        try:
-            if op.jvp is None or self.force_transpose:
-                outs_t = outs if type(outs) is tuple else (outs,)
-                result = transpose_jvp(op, list(tangents), outs_t, args, params, self.level - 1)
-            elif state.current:
-                result = call_rule(op, op.jvp, tangents, outs, args, params)
-            else:  # nobody watches: the rule runs on raw arrays
-                result = _raw_jvp(op, tangents, outs, args, params)
-        finally:
-            state.swap(saved)
+        below = state.current
+        if op.jvp is not None and not self.force_transpose and \
+                (not below or below[0].level >= self.level):
+            # no tracer below this one would see the rule: it runs on raw arrays, which no
+            # tracer sees either, so there is nothing to hide
+            result = _raw_jvp(op, tangents, outs, args, params)
+        else:
+            saved = state.hide_from(self.level)
+            try:
+                if op.jvp is None or self.force_transpose:
+                    outs_t = outs if type(outs) is tuple else (outs,)
+                    result = transpose_jvp(op, list(tangents), outs_t, args, params,
+                                           self.level - 1)
+                else:  # tracers below this one see the rule's ops: higher order
+                    result = call_rule(op, op.jvp, tangents, outs, args, params)
+            finally:
+                state.swap(saved)
         if op.nout == 1:
             if result is not None:
                 rv = result._value if type(result) is Tensor else result
