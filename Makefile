@@ -53,9 +53,10 @@ lint: install
 	$(BIN)/ruff check gradcheck tests bench
 	$(BIN)/mypy gradcheck
 
-bench: install  ## speed figures side by side with numpy, autograd, TensorFlow (and torch if installed); local vs Dask
+bench: install  ## speed and memory figures side by side with numpy, autograd, TensorFlow (and torch, JAX if installed); local vs Dask
 	$(BIN)/python bench/engine_overhead.py
 	$(BIN)/python bench/check_cost.py
+	$(BIN)/python bench/check_memory.py
 	$(BIN)/python bench/scaling.py
 	$(BIN)/python bench/blas_threads.py --busy 1
 	$(BIN)/python bench/report_load.py
