@@ -80,3 +80,36 @@ def test_the_memory_benchmark_sees_a_check_give_back_what_it_used():
     assert got["traced_peak"] > 8 * 0.8, got  # many arrays of the input's size were alive
     assert got["traced_left"] < 0.2 * got["traced_peak"], got
     assert gc.isenabled()
+
+
+def _traced_peak(run) -> float:
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_checks_peak_memory_does_not_grow_with_its_examples():
+    """A passing comparison's directions (arrays the size of the inputs and outputs) are
+    dropped with its example: before, every example's stayed until the check ended, and at
+    10^5 elements the peak went from 70 MB at 2 examples to 116 MB at 8."""
+    x = np.random.default_rng(0).uniform(-2, 2, 100_000)
+
+    def at(examples: int) -> float:
+        return _traced_peak(lambda: check(lambda a: gnp.tanh(a), inputs=(x,),
+                                          examples=examples))
+
+    at(2)  # first calls' caches
+    two, eight = at(2), at(8)
+    assert eight < 1.3 * two, (two / 1e6, eight / 1e6)
+
+
+def test_a_failing_comparison_keeps_the_directions_that_reproduce_it():
+    report = check("sign_error", registry=BROKEN, seed=0, examples=2)
+    finding = next(f for f in report.findings if f.kind == "mismatch")
+    drawn = {"tangent", "cotangent"} & set(finding.counterexample)
+    assert drawn and all(np.size(finding.counterexample[k]) for k in drawn), \
+        finding.counterexample
