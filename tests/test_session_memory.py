@@ -58,18 +58,24 @@ def test_a_check_leaves_no_session_or_linearization_alive(alive):
     assert len(alive) > made and _living(alive) == []
 
 
+@pytest.mark.autograd
 def test_a_reference_frameworks_session_is_freed_too(alive):
-    pytest.importorskip("autograd")
     report = check("sin", seed=0, examples=2, references=["numeric", "autograd"])
     assert report.passed
     assert "autograd" in {c["reference"] for c in report.to_dict()["cells"]}
     assert _living(alive) == []
 
 
-def test_a_failing_check_frees_its_sessions_while_it_shrinks(alive):
+def test_a_failing_check_frees_its_sessions_while_it_shrinks_and_keeps_the_directions(alive):
+    """Passing comparisons drop their directions with their example; a finding keeps the
+    ones that reproduce it."""
     report = check("sign_error", registry=BROKEN, seed=0, examples=2)
     assert not report.passed
     assert _living(alive) == []
+    finding = next(f for f in report.findings if f.kind == "mismatch")
+    drawn = {"tangent", "cotangent"} & set(finding.counterexample)
+    assert drawn and all(np.size(finding.counterexample[k]) for k in drawn), \
+        finding.counterexample
 
 
 def test_the_memory_benchmark_sees_a_check_give_back_what_it_used():
@@ -105,11 +111,3 @@ def test_a_checks_peak_memory_does_not_grow_with_its_examples():
     at(2)  # first calls' caches
     two, eight = at(2), at(8)
     assert eight < 1.3 * two, (two / 1e6, eight / 1e6)
-
-
-def test_a_failing_comparison_keeps_the_directions_that_reproduce_it():
-    report = check("sign_error", registry=BROKEN, seed=0, examples=2)
-    finding = next(f for f in report.findings if f.kind == "mismatch")
-    drawn = {"tangent", "cotangent"} & set(finding.counterexample)
-    assert drawn and all(np.size(finding.counterexample[k]) for k in drawn), \
-        finding.counterexample

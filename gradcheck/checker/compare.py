@@ -146,6 +146,13 @@ class _Phi:
             self.f0 = [np.asarray(o) for o in out]
         return out
 
+    def at_point(self) -> list[np.ndarray]:
+        """``f0``, evaluating phi at the point (uncounted) if it has not been yet."""
+        if self.f0 is None:
+            self(*self.point)
+        assert self.f0 is not None
+        return self.f0
+
 
 class Linearization:
     """``phi`` (a numpy function of a list of float64 arrays, returning a list of arrays) at
@@ -288,9 +295,7 @@ class Linearization:
         numeric error estimate, working in the inputs' float64, does not see: 4 ulps of each
         output (of its array's largest entry for a normwise phi) over the smallest step of
         the tableau."""
-        if self._phi.f0 is None:
-            self._phi.f0 = [np.asarray(o) for o in self.calls.f(*self.point)]
-        f0 = self._phi.f0
+        f0 = self._phi.at_point()
         inner = self.rounds_inputs_to() if self.rounds_inputs_to is not None else None
         within = max((float(np.finfo(d).eps) for d in inner or () if d.kind == "f"),
                      default=0.0)  # an input rounded this coarsely moves every output
