@@ -5,8 +5,9 @@
 # the distribution's /usr/bin/python3.11, python3.11 and python3 (PyTorch's CPU wheel on this
 # machine's disk is for 3.11), else python3.  A distribution builds CPython with
 # profile-guided optimisation and LTO; pyenv's default build has neither.  Here the
-# distribution's 3.11.2 checked a third of the registry in 9.6-10.3 s of CPU against
-# 11.6-12.6 s for pyenv's 3.11.7, and ran the tests in 496 s against 525 s (README, Speed).
+# distribution's 3.11.2 checked a third of the registry in 9.1-10.5 s of CPU against
+# 11.2-12.6 s for pyenv's 3.11.7, and ran the tests in 496 s against 525 s (README, Speed;
+# bench/interpreters.py measures it).
 # `make PYTHON=...` chooses another; an existing .venv is kept (`make clean` first).
 PY_CANDIDATES := /usr/bin/python3.11 python3.11 python3
 PY_OK := import sys, venv, ensurepip; sys.exit(sys.implementation.name != "cpython" or sys.version_info[:2] != (3, 11))
