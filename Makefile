@@ -10,7 +10,7 @@
 # bench/interpreters.py measures it).
 # `make PYTHON=...` chooses another; an existing .venv is kept (`make clean` first).
 PY_CANDIDATES := /usr/bin/python3.11 python3.11 python3
-PY_OK := import sys, venv, ensurepip; sys.exit(sys.implementation.name != "cpython" or sys.version_info[:2] != (3, 11))
+PY_OK := import sys, venv, ensurepip; ensurepip.version(); sys.exit(sys.implementation.name != "cpython" or sys.version_info[:2] != (3, 11))
 PYTHON ?= $(or $(firstword $(foreach p,$(PY_CANDIDATES),$(shell $(p) -c '$(PY_OK)' >/dev/null 2>&1 && echo $(p)))),python3)
 VENV   ?= .venv
 BIN    := $(VENV)/bin

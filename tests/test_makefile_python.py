@@ -21,7 +21,8 @@ def _venv_command(*args: str) -> str:
 def _is_candidate(python: str) -> bool:
     """Whether ``python`` is a CPython 3.11 that can make a venv with pip in it."""
     try:
-        done = subprocess.run([python, "-c", "import sys, venv, ensurepip; sys.exit("
+        done = subprocess.run([python, "-c", "import sys, venv, ensurepip; "
+                               "ensurepip.version(); sys.exit("
                                "sys.implementation.name != 'cpython' or "
                                "sys.version_info[:2] != (3, 11))"], capture_output=True)
     except OSError:
