@@ -29,6 +29,7 @@ from gradcheck.checker.executors.unit import (
     error_report,
     import_all,
     run_unit,
+    settle_heap,
 )
 from gradcheck.checker.report import Report
 
@@ -67,6 +68,7 @@ def _worker(spec: str | None, imports: tuple[str, ...], tasks: Connection, resul
             parent: int) -> None:
     contain_worker(parent)
     registry, failure = import_all(spec, imports)
+    settled = False
     while True:
         try:
             task = tasks.recv()
@@ -77,6 +79,9 @@ def _worker(spec: str | None, imports: tuple[str, ...], tasks: Connection, resul
         index, unit = task
         results.send((index, None))  # started: the timeout counts from here, not from spawn
         results.send((index, run_unit(registry, failure, unit)))
+        if not settled:  # (after the answer: the sweep does not wait for it)
+            settle_heap()
+            settled = True
 
 
 @dataclass
