@@ -1,6 +1,5 @@
 """Shared pytest configuration for gradcheck's own tests."""
 
-import gc
 import os
 from pathlib import Path
 
@@ -24,10 +23,11 @@ import matplotlib.figure  # noqa: E402, F401
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Once the test modules are imported (TensorFlow, torch and JAX with them: 680 000
     objects), move them out of the cycle collector's view, as a sweep's worker does after
-    its first unit (``gradcheck.checker.executors.unit.settle_heap``): they live as long as
-    the process, and every full collection walked them all again."""
-    gc.collect()
-    gc.freeze()
+    its first unit: they live as long as the process, and every full collection walked them
+    all again."""
+    from gradcheck.checker.executors.unit import settle_heap
+
+    settle_heap()
 
 
 @pytest.fixture
