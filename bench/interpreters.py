@@ -1,11 +1,11 @@
 """The same checks under different Python interpreters: what the Makefile's choice is worth.
 
-Run: ``python bench/interpreters.py [--python PY ...] [--ops-step N] [--repeat N]``.  Each
-interpreter runs in its own process, one after another:
+Run: ``python bench/interpreters.py [--python PY ...] [--candidates PY ...] [--ops-step N]
+[--repeat N]``.  Each interpreter runs in its own process, one after another:
 
 * **loop**: a pure-Python workload (dict updates and method calls, no numpy), on every
-  interpreter named and on the Makefile's candidates (``/usr/bin/python3.11``,
-  ``python3.11``, ``python3``) that exist;
+  interpreter named and on the ``--candidates`` that exist (``make bench`` passes the
+  Makefile's ``PY_CANDIDATES``, the interpreters ``.venv`` may be made from);
 * **registry**: every ``--ops-step``-th registry op checked in fast mode with its default
   examples, as CPU seconds, on the interpreters that can import gradcheck (a venv's
   ``bin/python``; this one's by default).
@@ -51,9 +51,6 @@ for op in ops:
 print(time.process_time() - t)
 """
 
-CANDIDATES = ("/usr/bin/python3.11", "python3.11", "python3")
-
-
 def _run(python: str, code: str) -> float | None:
     try:
         done = subprocess.run([python, "-c", code], capture_output=True, text=True,
@@ -96,11 +93,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--python", nargs="*", default=[sys.executable],
                         help="interpreters (a venv's bin/python) to run the registry under")
+    parser.add_argument("--candidates", nargs="*", default=[],
+                        help="more interpreters for the loop alone (skipped when missing)")
     parser.add_argument("--ops-step", type=int, default=3, help="every N-th registry op")
     parser.add_argument("--repeat", type=int, default=2, help="runs per figure (the fastest)")
     args = parser.parse_args()
     named = list(dict.fromkeys(args.python))
-    found = [p for p in CANDIDATES if shutil.which(p)]
+    found = [p for p in args.candidates if shutil.which(p)]
     loop = list(dict.fromkeys(named + found))
     _table("pure-Python loop (10^6 dict updates and method calls)",
            [(p, _version(p), _best(p, LOOP, args.repeat)) for p in loop])
