@@ -106,11 +106,72 @@ def test_tensorflows_own_state_is_left_as_it_was():
 
 
 def test_a_full_cache_is_emptied_and_gives_the_same_bits(monkeypatch):
-    cache = tf_forward._own().cache
-    cache.clear()
+    own = tf_forward._own()
+    own.clear()
+    cache = own.cache
     first = _forward_paths()
     kept = len(cache)  # every trace of every shape
     monkeypatch.setattr(tf_forward, "CACHE_LIMIT", 0)
     again = _forward_paths()
     assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))
     assert 0 < len(cache) < kept  # emptied at each call: only the last call's traces
+
+
+def test_tensorflow_calls_gradchecks_dispatch_only_inside():
+    """Inside (nested too), each op's JVP goes through gradcheck's keyed dispatch; outside,
+    through TensorFlow's own again."""
+    own = tf_forward._own()
+    own.clear()
+    x, u = tf.constant(np.ones((2, 5))), tf.constant(np.ones((2, 5)))
+
+    def jvp() -> None:
+        with tf.autodiff.ForwardAccumulator(x, u) as acc:
+            y = tf.sin(x) * x
+        acc.jvp(y)
+
+    with tf_forward.exact_shapes():
+        with tf_forward.exact_shapes():
+            jvp()
+        keyed = len(own.traces)
+        x = tf.constant(np.ones((3, 5)))  # new shapes: new traces, still keyed here
+        u = tf.constant(np.ones((3, 5)))
+        jvp()
+        assert len(own.traces) > keyed > 0
+    before = len(own.traces)
+    jvp()
+    assert len(own.traces) == before
+
+
+def test_the_keyed_dispatch_gives_tensorflows_bits(monkeypatch):
+    """The keyed dispatch calls the very trace TensorFlow's lookup finds: the same bits as
+    with every call looked up TensorFlow's way."""
+    tf_forward._own().clear()
+    keyed = _forward_paths()
+    tf_forward._own().clear()
+    monkeypatch.setattr(tf_forward, "_key", lambda args: None)
+    looked_up = _forward_paths()
+    assert len(keyed) == len(looked_up) == 7 * len(SHAPES)
+    assert all(np.array_equal(a, b) for a, b in zip(keyed, looked_up, strict=True))
+
+
+def test_variables_and_traced_functions_go_through_tensorflows_lookup():
+    """A resource handle's trace type holds more than its dtype and shape, and a graph-mode
+    call has another context: neither is keyed, and both give TensorFlow's answer."""
+    v, u = tf.Variable(np.arange(3.0)), tf.constant(np.ones(3))
+
+    def jvp() -> np.ndarray:
+        with tf.autodiff.ForwardAccumulator(v, u) as acc:
+            y = tf.exp(v) * 2.0
+        return acc.jvp(y).numpy()
+
+    @tf.function(autograph=False)
+    def traced(x, t):
+        with tf.autodiff.ForwardAccumulator(x, t) as acc:
+            y = tf.exp(x) * 2.0
+        return acc.jvp(y)
+
+    expected = 2.0 * np.exp(np.arange(3.0))
+    with tf_forward.exact_shapes():
+        assert np.allclose(jvp(), expected)
+        assert np.allclose(traced(tf.constant(np.arange(3.0)), u).numpy(), expected)
+    assert np.allclose(jvp(), expected)

@@ -15,6 +15,15 @@ its own holding exact-shape traces only, and to a trace count of its own.  Every
 traced as TensorFlow traces an op's first shapes in a fresh process, and TensorFlow's own
 cache and counts are left as they were.  The names it replaces are private to TensorFlow:
 where they are missing (another version), the calls run as TensorFlow has them.
+
+While it holds, gradcheck's own dispatch is the one TensorFlow's C layer calls for each op
+(``TFE_Py_RegisterJVPFunction``).  TensorFlow's looks the trace up by building the trace type
+of every argument and hashing it, about 1 ms per op here (55% of an eager JVP of a 9-op
+function).  For eager calls gradcheck's keys the trace it asked TensorFlow for by the op, its
+attributes, and each tensor's dtype and shape (what an exact-shape trace is specialised on),
+and calls that same trace with the same flat tensors: the same graph, so the same bits, at
+2.5 instead of 5.9 ms per JVP.  Graph-mode calls (inside a ``tf.function``), resource and
+variant tensors, and attributes that cannot be keyed go through TensorFlow's lookup.
 """
 
 from __future__ import annotations
@@ -33,17 +42,80 @@ __all__ = ["exact_shapes", "CACHE_LIMIT"]
 CACHE_LIMIT = 1024
 
 _NAMES = ("_jvp_exact_config", "_jvp_relaxed_config", "_TRACE_COUNT")
+#: Tensor dtypes whose trace type holds more than dtype and shape (a variable's handle data).
+_UNKEYED = frozenset({"resource", "variant"})
 
 
 class _Own:
-    """gradcheck's exact-shape tracing options, with their cache, and its trace count."""
+    """gradcheck's exact-shape tracing options, with their cache, its trace count, and its
+    dispatch (see the module's text)."""
 
-    def __init__(self, forwardprop: Any, function_cache: Any) -> None:
-        self.module = forwardprop
+    def __init__(self, forwardprop: Any, function_cache: Any, tracing: Any, context: Any,
+                 register: Any) -> None:
+        self.module, self.tracing, self.eager, self.register = \
+            forwardprop, tracing, context.executing_eagerly, register
         self.cache = function_cache.FunctionCache()
         self.config = dataclasses.replace(forwardprop._jvp_exact_config,
                                           reduce_retracing=False, function_cache=self.cache)
         self.counts: dict[str, int] = {}
+        self.traces: dict[Any, Any] = {}  # key -> the trace, or None: TensorFlow's lookup
+        self.depth = 0
+
+    def clear(self) -> None:
+        """Drop every trace (the keyed ones with the cache that holds them)."""
+        self.cache.clear()
+        self.traces.clear()
+
+    def dispatch(self, op_name: str, attr_tuple: Any, inputs: Any, outputs: Any,
+                 tangents: Any, use_batch: bool = False) -> Any:
+        """One op's JVP, as ``forwardprop._jvp_dispatch`` computes it with exact shapes."""
+        args = (op_name, attr_tuple, inputs, outputs, tangents, use_batch)
+        key = _key(args) if self.eager() else None
+        trace = self.traces.get(key, False) if key is not None else None
+        if trace is False:  # first met: TensorFlow traces it (or finds it in our cache)
+            trace = self.tracing.trace_function(args, tracing_options=self.config)
+            flat = _flat(args)
+            theirs = trace.function_type.unpack_inputs(trace.function_type.bind(*args))
+            if len(theirs) != len(flat) or \
+                    any(a is not b for a, b in zip(theirs, flat, strict=True)):
+                trace = None  # flattened otherwise than here: always TensorFlow's way
+            self.traces[key] = trace
+        if trace is None:
+            return self.tracing.call_function(args, tracing_options=self.config)
+        return trace._call_flat(_flat(args), captured_inputs=trace.captured_inputs)
+
+
+def _flat(args: tuple[Any, ...]) -> list[Any]:
+    """The tensors of a dispatch's arguments, in order (Nones, the absent tangents, left out)."""
+    return [t for group in args[2:5] for t in group if t is not None]
+
+
+def _key(args: tuple[Any, ...]) -> Any:
+    """What an exact-shape trace of an eager dispatch is specialised on, or None when a
+    tensor or an attribute holds more than this can key."""
+    op_name, attrs, inputs, outputs, tangents, use_batch = args
+    try:
+        specs = tuple(tuple(None if t is None else _spec(t) for t in group)
+                      for group in (inputs, outputs, tangents))
+        key = (op_name, _frozen(attrs), specs, bool(use_batch))
+        hash(key)
+    except (TypeError, AttributeError, ValueError):
+        return None
+    return key
+
+
+def _spec(t: Any) -> tuple[Any, tuple[int, ...]]:
+    if t.dtype.name in _UNKEYED:
+        raise TypeError("not keyed")
+    return t.dtype, t._shape_tuple()
+
+
+def _frozen(value: Any) -> Any:
+    """An attribute value as a key: lists as tuples, each value with its type (an attribute
+    True is not the attribute 1)."""
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, *(_frozen(v) for v in value))
+    return type(value).__name__, value
 
 
 @functools.lru_cache(maxsize=1)
@@ -51,11 +123,15 @@ def _own() -> _Own | None:
     """Built at first use; None where TensorFlow lacks the names replaced."""
     try:
         from tensorflow.core.function.polymorphism import function_cache
-        from tensorflow.python.eager import forwardprop
+        from tensorflow.python import pywrap_tfe
+        from tensorflow.python.eager import context, forwardprop
+        from tensorflow.python.eager.polymorphic_function import tracing_compilation
 
-        if not all(hasattr(forwardprop, name) for name in _NAMES):
+        if not all(hasattr(forwardprop, name) for name in (*_NAMES, "_jvp_dispatch")) or \
+                not hasattr(pywrap_tfe, "TFE_Py_RegisterJVPFunction"):
             return None
-        return _Own(forwardprop, function_cache)
+        return _Own(forwardprop, function_cache, tracing_compilation, context,
+                    pywrap_tfe.TFE_Py_RegisterJVPFunction)
     except (ImportError, AttributeError, TypeError, ValueError):
         return None
 
@@ -71,12 +147,18 @@ def exact_shapes() -> Iterator[None]:
         return
     module = own.module
     if len(own.cache) > CACHE_LIMIT:
-        own.cache.clear()
+        own.clear()
     saved = [getattr(module, name) for name in _NAMES]
     module._jvp_exact_config = module._jvp_relaxed_config = own.config
     module._TRACE_COUNT = own.counts
+    if own.depth == 0:
+        own.register(own.dispatch)
+    own.depth += 1
     try:
         yield
     finally:
+        own.depth -= 1
+        if own.depth == 0:  # TensorFlow's own dispatch again
+            own.register(module._jvp_dispatch)
         for name, value in zip(_NAMES, saved, strict=True):
             setattr(module, name, value)
