@@ -71,6 +71,7 @@ bench: install  ## speed and memory figures side by side with numpy, autograd, T
 	$(BIN)/python bench/blas_threads.py --busy 1
 	$(BIN)/python bench/report_load.py
 	$(BIN)/python bench/interpreters.py --candidates $(PY_CANDIDATES)
+	$(BIN)/python bench/tf_forward.py
 
 sizes:  ## lines per module (modules stay small)
 	@find gradcheck -name '*.py' | xargs wc -l | sort -n | tail -15
