@@ -128,7 +128,9 @@ def _own() -> _Own | None:
         from tensorflow.python.eager.polymorphic_function import tracing_compilation
 
         if not all(hasattr(forwardprop, name) for name in (*_NAMES, "_jvp_dispatch")) or \
-                not hasattr(pywrap_tfe, "TFE_Py_RegisterJVPFunction"):
+                not hasattr(pywrap_tfe, "TFE_Py_RegisterJVPFunction") or \
+                not all(hasattr(tracing_compilation, name)
+                        for name in ("trace_function", "call_function")):
             return None
         return _Own(forwardprop, function_cache, tracing_compilation, context,
                     pywrap_tfe.TFE_Py_RegisterJVPFunction)
