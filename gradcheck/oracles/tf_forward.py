@@ -142,8 +142,9 @@ def _own() -> _Own | None:
 @contextlib.contextmanager
 def exact_shapes() -> Iterator[None]:
     """Within: TensorFlow's forward mode traces each op's JVP for the exact input shapes,
-    from gradcheck's own cache (one thread at a time, as gradcheck calls it).  Nested, the
-    inner one saves and restores gradcheck's own names, so the outer one still holds."""
+    from gradcheck's own cache, through gradcheck's keyed dispatch (one thread at a time, as
+    gradcheck calls it).  Nested, the inner one saves and restores gradcheck's own names and
+    leaves the dispatch registered, so the outer one still holds."""
     own = _own()
     if own is None:
         yield
