@@ -108,13 +108,12 @@ def test_tensorflows_own_state_is_left_as_it_was():
 def test_a_full_cache_is_emptied_and_gives_the_same_bits(monkeypatch):
     own = tf_forward._own()
     own.clear()
-    cache = own.cache
     first = _forward_paths()
-    kept = len(cache)  # every trace of every shape
+    kept = len(own)  # every trace of every shape
     monkeypatch.setattr(tf_forward, "CACHE_LIMIT", 0)
     again = _forward_paths()
     assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))
-    assert 0 < len(cache) < kept  # emptied at each call: only the last call's traces
+    assert 0 < len(own) < kept  # emptied at each call: only the last call's traces
 
 
 def test_tensorflow_calls_gradchecks_dispatch_only_inside():
