@@ -25,8 +25,9 @@ that same trace with the same flat tensors: the same graph, so the same bits
 (``bench/tf_forward.py``: 3.1 instead of 6.1 ms per JVP of a 10-op chain).  A key met for
 the first time is traced with an empty cache: a trace held matches it only where two keys
 differ in what TensorFlow's trace type ignores (and tracing again builds the same graph),
-while TensorFlow's lookup, on a miss, compares the new type with every trace it holds first (in one worker's
-full sweep, tracing took 51.6 s of 332 s of CPU that way, 31.5 s of 311 s this way).
+while TensorFlow's lookup, on a miss, compares the new type with every trace it holds
+first (in one worker's full sweep, tracing took 51.6 s of 332 s of CPU that way, 31.5 s of
+311 s this way).
 Graph-mode calls (inside a ``tf.function``), resource and variant tensors, and attributes
 that cannot be keyed go through TensorFlow's lookup.
 """
