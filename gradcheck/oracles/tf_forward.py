@@ -27,9 +27,8 @@ the first time is traced with an empty cache: a trace held matches it only where
 differ in what TensorFlow's trace type ignores (and tracing again builds the same graph),
 while TensorFlow's lookup, on a miss, compares the new type with every trace it holds
 first (in one worker's full sweep, tracing took 51.6 s of 332 s of CPU that way, 31.5 s of
-311 s this way).
-Graph-mode calls (inside a ``tf.function``), resource and variant tensors, and attributes
-that cannot be keyed go through TensorFlow's lookup.
+311 s this way).  Graph-mode calls (inside a ``tf.function``), resource and variant
+tensors, and attributes that cannot be keyed go through TensorFlow's lookup.
 """
 
 from __future__ import annotations
@@ -69,7 +68,8 @@ class _Own:
         self.depth = 0
 
     def __len__(self) -> int:
-        """The traces held: keyed, and in the cache TensorFlow's lookup uses."""
+        """The keys met (each with its trace, or None) and the traces in the cache
+        TensorFlow's lookup uses: what ``CACHE_LIMIT`` bounds."""
         return len(self.traces) + len(self.cache)
 
     def clear(self) -> None:
@@ -83,9 +83,7 @@ class _Own:
         args = (op_name, attr_tuple, inputs, outputs, tangents, use_batch)
         key = _key(args) if self.eager() else None
         trace = self.traces.get(key, False) if key is not None else None
-        if trace is False:  # first met: TensorFlow traces it, into a cache of its own:
-            # no exact-shape trace held matches a new key, and TensorFlow's lookup would
-            # compare the new type with every one of them first (14 against 9.4 ms a key)
+        if trace is False:  # first met: traced into an empty cache (see the module's text)
             alone = dataclasses.replace(self.config, function_cache=self.new_cache())
             trace = self.tracing.trace_function(args, tracing_options=alone)
             flat = _flat(args)
