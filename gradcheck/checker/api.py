@@ -41,6 +41,7 @@ from gradcheck.checker.gaps import (
     unsupported_paths,
     unusable,
 )
+from gradcheck.checker.heap import heap_kept
 from gradcheck.checker.paths import PATHS
 from gradcheck.checker.references import INTERNAL, Reference, get_reference, known_references
 from gradcheck.checker.report import Cell, Finding, Report
@@ -201,7 +202,8 @@ def check(target: Any, *, paths: Iterable[str] | str | None = None,
                     tolerance_overrides=overrides.given)
     start, largest = time.monotonic(), largest_input(inputs)
     try:
-        with time_limit(timeout), overridden(overrides), one_blas_thread(largest):
+        with time_limit(timeout), overridden(overrides), one_blas_thread(largest), \
+                heap_kept(largest):
             plotted = _run(report, t, options, count)
         if plotted is not None:  # what is left of the time limit is the plot's
             left = None if timeout is None else max(timeout - (time.monotonic() - start), 1e-3)
@@ -302,7 +304,8 @@ def _convergence(t: Target, example: Any, options: Options, stats: dict[str, Any
     overrides and BLAS threads, in what was left of its time limit.  Its evaluations join
     the check's."""
     try:
-        with time_limit(seconds), overridden(overrides), one_blas_thread(largest):
+        with time_limit(seconds), overridden(overrides), one_blas_thread(largest), \
+                heap_kept(largest):
             data, spent = measured_convergence(t, example, options)
     except (Exception, CheckTimeout) as e:  # noqa: BLE001 - a plot never takes a verdict
         stats["convergence_error"] = f"{type(e).__name__}: {e}"
