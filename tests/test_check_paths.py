@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -69,6 +70,51 @@ def test_guard_names_what_changed() -> None:
     with pytest.raises(InputMutated, match=r"params") as info:
         guard.verify()
     assert info.value.names == ["params"]
+
+
+def test_guard_lends_read_only_arrays_and_copies_the_rest() -> None:
+    frozen, plain = np.arange(3.0), np.ones(2)
+    frozen.flags.writeable = False
+    guard = Guard()
+    assert guard.lend("tangent 0", frozen) is frozen  # numpy refuses every write into it
+    copy = guard.lend("tangent 1", plain)
+    assert copy is not plain and np.array_equal(copy, plain)
+    guard.verify()
+    copy[0] = 5.0  # what the call got was written into: the copy's original says so
+    with pytest.raises(InputMutated) as info:
+        guard.verify()
+    assert info.value.names == ["tangent 1"]
+
+
+def test_a_lent_array_made_writeable_again_counts_as_changed() -> None:
+    frozen = np.arange(3.0)
+    frozen.flags.writeable = False
+    guard = Guard()
+    guard.lend("cotangent 0", frozen)
+    frozen.flags.writeable = True  # (it owns its memory, so numpy allows it)
+    with pytest.raises(InputMutated) as info:
+        guard.verify()
+    assert info.value.names == ["cotangent 0"]
+
+
+def test_a_write_into_a_lent_array_is_input_mutated_naming_it() -> None:
+    """The call that tried to write into a read-only cotangent runs again under copies, which
+    name what it wrote into, as they did before anything was lent."""
+    from gradcheck.engine import Registry, define_op
+
+    def vjp(g: Any, out: Any, x: Any) -> Any:
+        np.multiply(g, 2.0, out=g)  # into the cotangent it was given
+        return g
+
+    op = define_op("doubles_in_place", lambda x: 2.0 * x, vjp, registry=Registry())
+    mine = EngineProblem(op, [X], {}, [0])
+    v = np.ones(3)
+    v.flags.writeable = False
+    with pytest.raises(InputMutated) as info:
+        mine.vjp([X], [v])
+    assert info.value.names == ["cotangent 0"]
+    assert mine.counts == {"vjp": 1}  # one call counted, however many were made
+    assert np.array_equal(v, np.ones(3))
 
 
 def test_elementwise_tolerance_and_non_finite_values() -> None:

@@ -204,6 +204,8 @@ class _Problem:
         for i, u in zip(self.argnums, self.tangents, strict=True):
             steps.append(h * u)
             args[i] = (self.args[i] + steps[-1]).astype(self.args[i].dtype, copy=False)
+            if isinstance(args[i], np.ndarray):  # (a 0-d sum is a numpy scalar: immutable)
+                args[i].flags.writeable = False  # the probe point is f's to read, not change
             moves.append((args[i] - self.args[i]).astype(np.float64, copy=False).ravel())
         if self.moved == 1:  # exact: the step taken
             h_eff = sum(float(np.vdot(m, u)) for m, u in zip(moves, self.u64, strict=True)) \

@@ -76,10 +76,28 @@ def same_bits(a: np.ndarray, b: Any) -> bool:
 
 
 class Guard:
-    """Remembers arrays before a call and tells which changed after it."""
+    """Remembers arrays before a call and tells which changed after it.
 
-    def __init__(self) -> None:
+    A read-only array (a drawn direction, a probe point) is lent as it is when ``lending``:
+    numpy refuses every write into it, so it needs no copy and no comparison afterwards (at
+    10^6 elements each is a pass over 8 MB, for every array of every call).  A call that
+    tries to write into one raises numpy's "read-only" ValueError; :meth:`EngineProblem._run`
+    then calls again under a guard that copies everything, which names the array written.
+    """
+
+    def __init__(self, lending: bool = True) -> None:
         self._watched: list[tuple[str, Any, np.ndarray]] = []
+        self.lending = lending
+        #: The read-only arrays lent as they are, by name.
+        self.lent: list[tuple[str, np.ndarray]] = []
+
+    def lend(self, name: str, value: Any) -> Any:
+        """``value`` itself when it is a read-only array and the guard lends, else a copy of
+        it, watched."""
+        if self.lending and type(value) is np.ndarray and not value.flags.writeable:
+            self.lent.append((name, value))
+            return value
+        return self.watch(name, np.array(value), value)
 
     def watch(self, name: str, value: Any, original: Any = None) -> Any:
         """Remember ``value``'s contents (arrays inside tuples, lists and dicts too).
@@ -102,6 +120,8 @@ class Guard:
 
     def verify(self) -> None:
         changed = [name for name, leaf, before in self._watched if not same_bits(before, leaf)]
+        # a lent array made writeable again may have been written: it counts as changed
+        changed += [name for name, a in self.lent if a.flags.writeable]
         if changed:
             raise InputMutated(changed)
 
@@ -114,6 +134,16 @@ def _record(leaf: Any, was: Any) -> np.ndarray:
             was.dtype == held.dtype and was.shape == held.shape and was is not held:
         return was
     return fingerprint(leaf)
+
+
+def _read_only(value: Any) -> Any:
+    """A read-only view of an array (anything else as it is)."""
+    a = np.asarray(value)
+    if a.dtype == object:  # not an array of numbers: as it was
+        return value
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def _copy(value: Any) -> Any:
@@ -161,7 +191,8 @@ class EngineProblem:
         self.fn, self.args, self.params = fn, list(args), dict(params)
         self.positions = tuple(positions)
         self.name = name
-        self.primals: Arrays = [np.asarray(self.args[i]) for i in self.positions]
+        #: Read-only views of the primals: a call is lent them (see :class:`Guard`).
+        self.primals: Arrays = [_read_only(self.args[i]) for i in self.positions]
         self.counts: Counter[str] = Counter()
         # what every call does with the parameters, worked out once: they are never handed
         # to a call (copies are), so their leaves stay what they are now
@@ -209,7 +240,8 @@ class EngineProblem:
 
     # the engine gets copies; the caller's arrays, never handed over, are their record
     def _tensors(self, guard: Guard, name: str, values: Sequence[Any]) -> list[Tensor]:
-        return [guard.watch(f"{name} {k}", tensor(v), v) for k, v in enumerate(values)]
+        return [Tensor(guard.lend(f"{name} {k}", v)) if type(v) is np.ndarray else
+                guard.watch(f"{name} {k}", tensor(v), v) for k, v in enumerate(values)]
 
     def _cotangents(self, guard: Guard, values: Sequence[Any]) -> list[Tensor]:
         """Cotangents a path differentiates through: an integer one (for an integer output,
@@ -220,13 +252,19 @@ class EngineProblem:
 
     def _given(self, guard: Guard, name: str, values: Sequence[Any]) -> list[Any]:
         # None stays None: the engine's own "no tangent / no cotangent here" (see ``partial``)
-        return [None if v is None else guard.watch(f"{name} {k}", np.array(v), v)
+        return [None if v is None else guard.lend(f"{name} {k}", v)
                 for k, v in enumerate(values)]
 
     def _run(self, path: str, body: Callable[[Guard], Any]) -> Any:
         self.counts[path] += 1
         guard = Guard()
-        result = body(guard)
+        try:
+            result = body(guard)
+        except ValueError as e:
+            if not guard.lent or "read-only" not in str(e):
+                raise
+            guard = Guard(lending=False)  # a lent array was written to: the copies say which
+            result = body(guard)
         guard.verify()
         return result
 
