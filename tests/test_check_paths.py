@@ -11,7 +11,7 @@ import pytest
 import gradcheck
 import gradcheck.numpy as gnp
 from gradcheck.checker.paths import EngineProblem, Guard, InputMutated
-from gradcheck.checker.tolerances import Tolerances, elementwise, scalar
+from gradcheck.checker.tolerances import Tolerances, elementwise, largest_finite, scalar
 
 
 def f(x, y):
@@ -127,6 +127,18 @@ def test_elementwise_tolerance_and_non_finite_values() -> None:
                     numeric_error=[np.array([0.0, 2e-7])])
     assert v.passed and v.ratio < 1  # 8 x the numeric error estimate covers it
     assert not elementwise([np.array([2.0 + 1e-6])], [np.array([2.0])], tol).passed
+
+
+@pytest.mark.parametrize("values", [
+    [], [0.0], [-0.0, -0.0], [-3.0, 2.0], [1.5, -0.25], [np.nan, -2.0], [np.inf, 1.0, -4.0],
+    [-np.inf, np.nan], [5e-324, -1e308], "float32", "random"])
+def test_largest_finite_is_the_largest_finite_magnitude(values: Any) -> None:
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((7, 5)).astype(np.float32) if values == "float32" else \
+        rng.standard_normal(1000) * 1e3 if values == "random" else np.array(values)
+    masked = float(np.max(np.abs(a), where=np.isfinite(a), initial=0.0))
+    got = largest_finite(a)
+    assert got == masked and math.copysign(1.0, got) == 1.0  # never -0.0
 
 
 def test_scalar_tolerance_scales_with_the_terms() -> None:

@@ -35,7 +35,7 @@ from gradcheck.checker.compare import (
 )
 from gradcheck.checker.session import Session, Skip, Stop
 from gradcheck.checker.table import TABLE, Sides, Spec, row
-from gradcheck.checker.tolerances import Verdict, elementwise, scalar
+from gradcheck.checker.tolerances import Verdict, elementwise, largest_finite, scalar
 
 __all__ = ["Spec", "spec", "numeric_check", "self_check", "linearity_check", "describe",
            "judge", "noise", "blamed_identities"]
@@ -58,7 +58,7 @@ def noise(a: Any, b: Any) -> float:
     with np.errstate(all="ignore"):
         d = np.abs(flat(a if isinstance(a, list) else [a]) - flat(b if isinstance(b, list)
                                                                  else [b]))
-    return float(np.max(d, where=np.isfinite(d), initial=0.0))
+    return largest_finite(d)
 
 
 def _moved(sess: Session, value: Callable[[Session], Any]) -> Any:

@@ -44,7 +44,7 @@ import numpy as np
 
 __all__ = [
     "natural_scale",
-    "top", "flat",
+    "top", "flat", "largest_finite",
     "NUMERIC_SAFETY", "NOISE_SAFETY", "ROUNDING_ULPS", "eps", "rounding", "conditioning", "Verdict",
     "Tolerances", "elementwise", "scalar", "Overrides", "overridden", "current_overrides",
 ]
@@ -79,7 +79,7 @@ def conditioning(arrays: Sequence[Any]) -> float:
     for a in arrays:
         a = np.asarray(a)
         if a.size and a.dtype.kind == "f":
-            top = max(top, float(np.max(np.abs(a), where=np.isfinite(a), initial=0.0)))
+            top = max(top, largest_finite(a))
     return top
 
 
@@ -291,9 +291,7 @@ def natural_scale(outs: Sequence[np.ndarray], x: Sequence[np.ndarray],
     derivative itself is tiny (``1 - tanh(x)**2`` at saturation, ``softmax - onehot`` for a
     confident prediction) the rounding of those intermediates is what it loses, so
     tolerances are never smaller than that rounding."""
-    out = max((float(np.maximum.reduce(np.abs(o), axis=None, where=np.isfinite(o),
-                                       initial=0.0))
-               for o in outs if o.dtype.kind == "f"), default=0.0)
+    out = max((largest_finite(o) for o in outs if o.dtype.kind == "f"), default=0.0)
     xi = max(top(x), float(np.finfo(np.float64).eps) ** 0.5)
     scale = max(out / xi, 1.0 / max(1.0, xi))
     if linear_in is not None:
@@ -303,5 +301,17 @@ def natural_scale(outs: Sequence[np.ndarray], x: Sequence[np.ndarray],
 
 def top(arrays: Sequence[Any]) -> float:
     """Largest finite |value| over a list of arrays (0 when empty)."""
-    a = flat(arrays)
+    return largest_finite(flat(arrays))
+
+
+def largest_finite(a: np.ndarray) -> float:
+    """Largest finite ``|a|`` of a real array (0 when it has none).  When every value is
+    finite, which is the usual case, it is ``max(a.max(), -a.min())``: two passes that only
+    read the array, where ``|a|`` under a finiteness mask wrote two temporaries too (at 10^6
+    elements a third of what the comparisons of a check did with their arrays)."""
+    if not a.size:
+        return 0.0
+    hi, lo = float(np.maximum.reduce(a, axis=None)), float(np.minimum.reduce(a, axis=None))
+    if math.isfinite(hi) and math.isfinite(lo):
+        return max(hi, -lo, 0.0) + 0.0  # (+ 0.0: an all-zero array gives 0.0, never -0.0)
     return float(np.maximum.reduce(np.abs(a), axis=None, where=np.isfinite(a), initial=0.0))
