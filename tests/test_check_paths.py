@@ -129,6 +129,29 @@ def test_elementwise_tolerance_and_non_finite_values() -> None:
     assert not elementwise([np.array([2.0 + 1e-6])], [np.array([2.0])], tol).passed
 
 
+def test_a_call_that_refuses_a_read_only_array_runs_again_on_copies() -> None:
+    """A library that refuses read-only arrays with an error of its own (not numpy's) gets
+    the copy every call got before arrays were lent; an error the call raises on copies
+    too is raised as it is."""
+    def picky(x: Any) -> Any:
+        if not np.asarray(x).flags.writeable:
+            raise TypeError("this library wants a writeable buffer")
+        return gnp.sin(x)
+
+    mine = EngineProblem(picky, [X], {}, [0])
+    (got,) = mine.forward([mine.primals[0]])  # the primals are read-only views
+    np.testing.assert_array_equal(got, np.sin(X))
+    assert mine.counts == {"forward": 1}
+
+    def broken(x: Any) -> Any:
+        raise TypeError("broken whatever it gets")
+
+    failing = EngineProblem(broken, [X], {}, [0])
+    with pytest.raises(TypeError, match="broken whatever"):
+        failing.forward([failing.primals[0]])
+    assert failing.counts == {"forward": 1}
+
+
 @pytest.mark.parametrize("values", [
     [], [0.0], [-0.0, -0.0], [-3.0, 2.0], [1.5, -0.25], [np.nan, -2.0], [np.inf, 1.0, -4.0],
     [-np.inf, np.nan], [5e-324, -1e308], "float32", "random"])

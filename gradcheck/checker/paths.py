@@ -78,11 +78,13 @@ def same_bits(a: np.ndarray, b: Any) -> bool:
 class Guard:
     """Remembers arrays before a call and tells which changed after it.
 
-    A read-only array (a drawn direction, a probe point) is lent as it is when ``lending``:
-    numpy refuses every write into it, so it needs no copy and no comparison afterwards (at
-    10^6 elements each is a pass over 8 MB, for every array of every call).  A call that
-    tries to write into one raises numpy's "read-only" ValueError; :meth:`EngineProblem._run`
-    then calls again under a guard that copies everything, which names the array written.
+    A read-only array (a drawn direction, a probe point, a view of a primal) is lent as it
+    is when ``lending``: numpy refuses every write into it, so it needs no copy and no
+    comparison afterwards (at 10^6 elements each is a pass over 8 MB, for every array of
+    every call).  A call that tries to write into one raises numpy's "read-only" ValueError;
+    a call that raises anything while arrays are lent runs again in
+    :meth:`EngineProblem._run`, under a guard that copies everything, which names the array
+    written into (or raises what the call raises on copies too).
     """
 
     def __init__(self, lending: bool = True) -> None:
@@ -260,10 +262,13 @@ class EngineProblem:
         guard = Guard()
         try:
             result = body(guard)
-        except ValueError as e:
-            if not guard.lent or "read-only" not in str(e):
+        except Exception:
+            if not guard.lent:
                 raise
-            guard = Guard(lending=False)  # a lent array was written to: the copies say which
+            # numpy refused a write into a lent array, or a library refused a read-only one
+            # with an error of its own: the call runs again on copies, as every call did
+            # before arrays were lent, and names what it writes into or raises what it raises
+            guard = Guard(lending=False)
             result = body(guard)
         guard.verify()
         return result
