@@ -13,8 +13,9 @@ function of the primals *and* the cotangent, as autograd's second-order check tr
 ``hvp_rev_fwd``  ``DK^T z = (H_z u, J^T z)``: reverse over forward.
 
 :class:`EngineProblem` computes them on plain numpy arrays and returns plain numpy arrays;
-every array it hands the engine is fingerprinted and re-checked afterwards, so a rule that
-writes into an input raises :class:`InputMutated`.
+every array it hands the engine is a copy re-checked afterwards, or a read-only array numpy
+keeps anything from writing into (see :class:`Guard`), so a rule that writes into an input
+raises :class:`InputMutated`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from gradcheck.engine.functional import double_vjp as engine_double_vjp
 from gradcheck.engine.functional import jvp as engine_jvp
 from gradcheck.engine.functional import vjp as engine_vjp
 from gradcheck.engine.pytree import flatten, unflatten
-from gradcheck.engine.tensor import Tensor, tensor, value_of
+from gradcheck.engine.tensor import Tensor, read_only, value_of
 
 __all__ = [
     "PATHS", "FIRST_ORDER", "SECOND_ORDER", "InputMutated", "Guard", "fingerprint", "same_bits",
@@ -138,16 +139,6 @@ def _record(leaf: Any, was: Any) -> np.ndarray:
     return fingerprint(leaf)
 
 
-def _read_only(value: Any) -> Any:
-    """A read-only view of an array (anything else as it is)."""
-    a = np.asarray(value)
-    if a.dtype == object:  # not an array of numbers: as it was
-        return value
-    view = a.view()
-    view.flags.writeable = False
-    return view
-
-
 def _copy(value: Any) -> Any:
     if isinstance(value, np.ndarray):  # a leaf: flattening it gives itself
         return np.array(value)
@@ -194,7 +185,7 @@ class EngineProblem:
         self.positions = tuple(positions)
         self.name = name
         #: Read-only views of the primals: a call is lent them (see :class:`Guard`).
-        self.primals: Arrays = [_read_only(self.args[i]) for i in self.positions]
+        self.primals: Arrays = [read_only(np.asarray(self.args[i])) for i in self.positions]
         self.counts: Counter[str] = Counter()
         # what every call does with the parameters, worked out once: they are never handed
         # to a call (copies are), so their leaves stay what they are now
@@ -240,10 +231,10 @@ class EngineProblem:
         if dtypes and all(d.kind in "biu" for d in dtypes):
             raise no_floating_output(self.name, [d.name for d in dtypes])
 
-    # the engine gets copies; the caller's arrays, never handed over, are their record
+    # the engine gets copies (the caller's arrays, never handed over, are their record) or
+    # read-only arrays lent as they are (see Guard)
     def _tensors(self, guard: Guard, name: str, values: Sequence[Any]) -> list[Tensor]:
-        return [Tensor(guard.lend(f"{name} {k}", v)) if type(v) is np.ndarray else
-                guard.watch(f"{name} {k}", tensor(v), v) for k, v in enumerate(values)]
+        return [Tensor(guard.lend(f"{name} {k}", v)) for k, v in enumerate(values)]
 
     def _cotangents(self, guard: Guard, values: Sequence[Any]) -> list[Tensor]:
         """Cotangents a path differentiates through: an integer one (for an integer output,

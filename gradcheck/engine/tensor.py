@@ -18,7 +18,7 @@ import numpy as np
 from gradcheck.engine import state
 from gradcheck.engine.registry import UnknownOpError, default_registry
 
-__all__ = ["Tensor", "tensor", "bind", "is_float", "value_of"]
+__all__ = ["Tensor", "tensor", "bind", "is_float", "value_of", "read_only"]
 
 
 class _Ops(dict[str, Any]):
@@ -65,14 +65,14 @@ class Tensor:
         gradients computed later: numpy refuses it ("assignment destination is
         read-only").  Take ``t.numpy().copy()`` for an array to change.
         """
-        return _read_only(np.asarray(self._value))
+        return read_only(np.asarray(self._value))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         # read-only unless a copy is made, for the reason numpy() gives
         if copy:
             return np.array(self._value, dtype=dtype, copy=True)
         a = np.asarray(self._value, dtype=dtype)
-        return _read_only(a) if a is self._value else a
+        return read_only(a) if a is self._value else a
 
     # numpy's own functions on tensors (``np.sin(t)``, ``np.dot(t, t)``, and an ndarray on
     # the left of an operator: ``a + t`` is ``np.add(a, t)``) run gradcheck.numpy's op of the
@@ -498,7 +498,7 @@ def _function_error(func: Any, why: str) -> TypeError:
                      "constant")
 
 
-def _read_only(a: np.ndarray) -> np.ndarray:
+def read_only(a: np.ndarray) -> np.ndarray:
     """A view of ``a`` that cannot be written to."""
     view = a.view()
     view.flags.writeable = False
